@@ -1,0 +1,88 @@
+"""Developer and CI entry points; CI calls exactly these sessions."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "venv"
+nox.options.error_on_missing_interpreters = True
+
+PY = "3.11"
+
+
+def _forkkit(session: nox.Session, *args: str) -> None:
+    session.install("-e", ".")
+    session.run("forkkit", *args)
+
+
+@nox.session(python=PY)
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check) and mypy, as pre-commit runs them."""
+    session.install("-e", ".[lint]", "nox")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session(python=PY)
+def tests(session: nox.Session) -> None:
+    """The toolkit's own tests: unit + integration on the real pinned vLLM."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PY)
+def fork(session: nox.Session) -> None:
+    """Materialize the fork tree (.forkkit/fork): base + patches/series."""
+    _forkkit(session, "materialize", *session.posargs)
+
+
+@nox.session(python=PY)
+def testenv(session: nox.Session) -> None:
+    """Build (once) and print the CPU venv vLLM's suites run in."""
+    _forkkit(session, "testenv")
+
+
+@nox.session(python=PY)
+def suites(session: nox.Session) -> None:
+    """Related suites on the fork; posargs go to pytest."""
+    _forkkit(session, "suites", "--pytest-args", *session.posargs)
+
+
+@nox.session(python=PY)
+def suites_base(session: nox.Session) -> None:
+    """Related suites on the unpatched pinned upstream; posargs go to pytest."""
+    _forkkit(session, "suites", "--pristine", "--pytest-args", *session.posargs)
+
+
+@nox.session(python=PY)
+def red_green(session: nox.Session) -> None:
+    """The main job: prove the fix red/green and write the report."""
+    _forkkit(session, "red-green", *session.posargs)
+
+
+@nox.session(python=PY)
+def rebase(session: nox.Session) -> None:
+    """Rebase the series: nox -s rebase -- --onto vllm==0.31.0."""
+    _forkkit(session, "rebase", *session.posargs)
+
+
+@nox.session(python=PY)
+def reconcile(session: nox.Session) -> None:
+    """Compare with a competing change: nox -s reconcile -- --with REF."""
+    _forkkit(session, "reconcile", *session.posargs)
+
+
+@nox.session(python=PY)
+def repro(session: nox.Session) -> None:
+    """CPU resend reproduction (real Scheduler/KVCacheManager), base vs fix."""
+    _forkkit(session, "repro", *session.posargs)
+
+
+@nox.session(python=PY)
+def bench(session: nox.Session) -> None:
+    """Red/green wall time vs the same two pytest commands by hand."""
+    session.install("-e", ".")
+    session.run("python", "benchmarks/red_green_bench.py", *session.posargs)

@@ -1,0 +1,166 @@
+"""Command line: ``forkkit COMMAND``; each command lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from forkkit.config import ForkConfig, load_config
+from forkkit.errors import ForkkitError
+
+# Commands whose implementation lives in another module: each such module
+# defines ``add_arguments(parser)`` and ``run(args, cfg) -> int``.
+PLUGIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "red-green": ("forkkit.redgreen", "prove the fix: red on base runtime, green on fix"),
+    "rebase": ("forkkit.rebase", "move the patch series onto a newer upstream"),
+    "reconcile": ("forkkit.reconcile", "compare/combine with a competing change"),
+    "repro": ("forkkit.repro", "CPU resend reproduction: cached tokens, base vs fix"),
+}
+
+
+def _spec(cfg: ForkConfig, args: argparse.Namespace) -> ForkConfig:
+    """Apply the common upstream overrides (--source/--rev) to the config."""
+    changes: dict[str, str] = {}
+    if getattr(args, "source", None):
+        changes["source"] = args.source
+    if getattr(args, "git_url", None):
+        changes["git_url"] = args.git_url
+    if getattr(args, "rev", None):
+        changes["git_rev"] = args.rev
+        changes.setdefault("source", "git")
+    return cfg.with_upstream(**changes) if changes else cfg
+
+
+def cmd_fetch(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.upstream import fetch_sdist
+
+    path = fetch_sdist(cfg.upstream, cfg.workdir / "cache" / "sdist")
+    print(path)
+    return 0
+
+
+def cmd_materialize(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.forktree import materialize
+
+    tree = materialize(cfg, dest=args.dest, force=args.force)
+    if args.json:
+        print(json.dumps(tree.to_json(), indent=2))
+    else:
+        print(tree.path)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.forktree import export_series
+
+    tree = args.dest or cfg.workdir / "fork"
+    for name in export_series(tree, cfg.patches_dir, cfg.series_file):
+        print(name)
+    return 0
+
+
+def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.forktree import materialize
+    from forkkit.testenv import ensure_testenv
+
+    tree = materialize(cfg)
+    print(ensure_testenv(cfg, tree.path).python)
+    return 0
+
+
+def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.forktree import materialize
+    from forkkit.pytest_run import run_pytest
+    from forkkit.testenv import ensure_testenv
+
+    tree = materialize(cfg, spec=None, dest=args.dest)
+    if args.pristine:
+        from forkkit.forktree import BASE_TAG
+
+        tree.git.run("checkout", "-q", BASE_TAG)
+    try:
+        env = ensure_testenv(cfg, tree.path)
+        out = cfg.workdir / "reports" / "suites"
+        targets = args.tests or list(cfg.fix.related_suites)
+        run = run_pytest(env, tree.path, targets, out, "suites", args.pytest_args)
+    finally:
+        if args.pristine:
+            tree.git.run("checkout", "-q", "fork")
+    print(f"junit: {run.junit}", file=sys.stderr)
+    return 0 if run.returncode == 0 else 1
+
+
+def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., int]]]:
+    parser = argparse.ArgumentParser(prog="forkkit", description=__doc__)
+    parser.add_argument("--config", type=Path, default=Path("fork.toml"),
+                        help="path to fork.toml (default: ./fork.toml)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    handlers: dict[str, Callable[..., int]] = {}
+
+    def upstream_opts(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--source", choices=["sdist", "git"],
+                       help="upstream source (default: fork.toml)")
+        p.add_argument("--git-url", help="upstream git URL (git source)")
+        p.add_argument("--rev", help="upstream git revision (implies --source git)")
+
+    p = sub.add_parser("fetch", help="download and verify the pinned sdist")
+    handlers["fetch"] = cmd_fetch
+    p = sub.add_parser("materialize", aliases=["fork"],
+                       help="build the fork tree (base + patches)")
+    upstream_opts(p)
+    p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
+    p.add_argument("--force", action="store_true",
+                   help="discard local changes in the fork tree")
+    p.add_argument("--json", action="store_true", help="print the tree as JSON")
+    handlers["materialize"] = handlers["fork"] = cmd_materialize
+    p = sub.add_parser("export", help="write the fork tree's commits back to patches/")
+    p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
+    handlers["export"] = cmd_export
+    p = sub.add_parser("testenv", help="build/reuse the CPU venv for vLLM's suites")
+    handlers["testenv"] = cmd_testenv
+    p = sub.add_parser("suites", help="run the related suites on the fork")
+    upstream_opts(p)
+    p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
+    p.add_argument("--pristine", action="store_true",
+                   help="run on the unpatched upstream tree instead")
+    p.add_argument("tests", nargs="*", help="test paths (default: related suites)")
+    p.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[],
+                   help="everything after this goes to pytest")
+    handlers["suites"] = cmd_suites
+    for name, (module, help_) in PLUGIN_COMMANDS.items():
+        p = sub.add_parser(name, help=help_)
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.add_arguments(p)
+        handlers[name] = mod.run
+    return parser, handlers
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; user errors print one line and exit 2."""
+    parser, handlers = _build_parser()
+    args = parser.parse_args(argv)
+    handler = handlers.get(args.command)
+    if handler is None:
+        parser.error(f"command {args.command!r} is not available in this build")
+    try:
+        cfg = _spec(load_config(args.config), args)
+        return handler(args, cfg)
+    except ForkkitError as exc:
+        print(f"forkkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("forkkit: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Load ``fork.toml``: the single source of truth for upstream, patches and tests."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from forkkit.errors import ForkkitError
+
+
+@dataclass(frozen=True)
+class UpstreamSpec:
+    """Where pristine upstream comes from."""
+
+    name: str
+    source: str  # "sdist" or "git"
+    version: str
+    sha256: str
+    index_url: str
+    git_url: str
+    git_rev: str
+    sdist_url: str = ""  # optional explicit URL (skips the index lookup)
+
+    @property
+    def ident(self) -> str:
+        """A stable identifier of the pristine tree this spec selects."""
+        if self.source == "git":
+            return f"git:{self.git_url}@{self.git_rev}"
+        return f"sdist:{self.name}=={self.version}#sha256={self.sha256}"
+
+    @property
+    def label(self) -> str:
+        """Short human label, e.g. ``vllm 0.30.0`` or ``vllm@f0fbc98c488b``."""
+        if self.source == "git":
+            return f"{self.name}@{self.git_rev[:12]}"
+        return f"{self.name} {self.version}"
+
+
+@dataclass(frozen=True)
+class TestEnvSpec:
+    """The CPU environment vLLM's suites run in."""
+
+    torch: str
+    requirements: tuple[str, ...]
+    extra: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """What the carried fix touches and how it is tested."""
+
+    title: str
+    runtime_files: tuple[str, ...]
+    focused_tests: tuple[str, ...]
+    related_suites: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ForkConfig:
+    """The whole of ``fork.toml``, with paths resolved against its folder."""
+
+    path: Path
+    upstream: UpstreamSpec
+    patches_dir: Path
+    series_file: Path
+    fix: FixSpec
+    testenv: TestEnvSpec
+    workdir: Path
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+    def with_upstream(self, **changes: str) -> ForkConfig:
+        """A copy with some upstream fields replaced (e.g. a rebase target)."""
+        return replace(self, upstream=replace(self.upstream, **changes))
+
+
+def _req(table: dict[str, Any], key: str, where: str, kind: type = str) -> Any:
+    if key not in table:
+        raise ForkkitError(f"{where}: missing key '{key}'; add it (see README)")
+    value = table[key]
+    if kind is list:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ForkkitError(f"{where}: '{key}' must be a list of strings")
+    elif not isinstance(value, kind):
+        raise ForkkitError(f"{where}: '{key}' must be a {kind.__name__}")
+    return value
+
+
+def load_config(path: Path | str = "fork.toml") -> ForkConfig:
+    """Parse and validate ``fork.toml``; errors name the file and the key."""
+    path = Path(path).resolve()
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ForkkitError(
+            f"{path}: not found; run from the fork-kit checkout or pass --config"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ForkkitError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
+    root = path.parent
+    up = data.get("upstream", {})
+    where = f"{path.name} [upstream]"
+    source = _req(up, "source", where)
+    if source not in ("sdist", "git"):
+        raise ForkkitError(f"{where}: source must be 'sdist' or 'git', not {source!r}")
+    sha = _req(up, "sha256", where)
+    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        raise ForkkitError(f"{where}: sha256 must be 64 lowercase hex digits")
+    upstream = UpstreamSpec(
+        name=_req(up, "name", where),
+        source=source,
+        version=_req(up, "version", where),
+        sha256=sha,
+        index_url=up.get("index_url", "https://pypi.org/simple"),
+        git_url=up.get("git_url", ""),
+        git_rev=up.get("git_rev", ""),
+        sdist_url=up.get("sdist_url", ""),
+    )
+    pt = data.get("patches", {})
+    fx = data.get("fix", {})
+    where = f"{path.name} [fix]"
+    fix = FixSpec(
+        title=fx.get("title", ""),
+        runtime_files=tuple(_req(fx, "runtime_files", where, list)),
+        focused_tests=tuple(_req(fx, "focused_tests", where, list)),
+        related_suites=tuple(_req(fx, "related_suites", where, list)),
+    )
+    te = data.get("testenv", {})
+    where = f"{path.name} [testenv]"
+    testenv = TestEnvSpec(
+        torch=_req(te, "torch", where),
+        requirements=tuple(te.get("requirements", [])),
+        extra=tuple(te.get("extra", [])),
+        env={str(k): str(v) for k, v in te.get("env", {}).items()},
+    )
+    workdir = root / data.get("workdir", {}).get("path", ".forkkit")
+    return ForkConfig(
+        path=path,
+        upstream=upstream,
+        patches_dir=root / pt.get("dir", "patches"),
+        series_file=root / pt.get("series", "patches/series"),
+        fix=fix,
+        testenv=testenv,
+        workdir=workdir,
+    )

@@ -1,0 +1,237 @@
+"""Materialize the fork: a git repo of pristine upstream (tag ``base``) + patches."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from forkkit.config import ForkConfig, UpstreamSpec
+from forkkit.errors import ForkkitError
+from forkkit.git import Git
+from forkkit.progress import say, step
+from forkkit.series import Patch, Series, hunk_at, load_series
+from forkkit.upstream import extract_sdist, fetch_git_rev, fetch_sdist
+
+STATE_FILE = "forkkit-state.json"
+BASE_TAG = "base"
+FORK_BRANCH = "fork"
+_TRAILER = "Forkkit-Upstream"
+
+
+@dataclass(frozen=True)
+class ForkTree:
+    """A materialized fork: where it is and what each commit holds."""
+
+    path: Path
+    upstream: str  # UpstreamSpec.ident
+    upstream_label: str
+    upstream_commit: str | None  # the upstream git commit (git-source mode)
+    base: str  # our root commit: the pristine tree
+    base_tree: str
+    head: str
+    series_digest: str
+    patch_commits: tuple[tuple[str, str], ...]  # (patch name, commit)
+
+    @property
+    def git(self) -> Git:
+        return Git(self.path)
+
+    @classmethod
+    def from_state(cls, path: Path, state: dict[str, Any]) -> ForkTree:
+        """Rebuild from the recorded state file."""
+        fields = {k: v for k, v in state.items() if k != "path"}
+        fields["patch_commits"] = tuple(tuple(pc) for pc in state["patch_commits"])
+        return cls(path=path, **fields)
+
+    def to_json(self) -> dict[str, object]:
+        d = asdict(self)
+        d["path"] = str(self.path)
+        return d
+
+
+def _state_path(git: Git) -> Path:
+    return Path(git.out("rev-parse", "--absolute-git-dir")) / STATE_FILE
+
+
+def _read_state(git: Git) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_state_path(git).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _existing_base(git: Git, ident: str) -> str | None:
+    sha = git.rev(BASE_TAG)
+    if sha and f"{_TRAILER}: {ident}" in git.out("log", "-1", "--format=%B", sha):
+        return sha
+    return None
+
+
+def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | None]:
+    """Create the root commit holding the pristine tree; return (sha, upstream)."""
+    upstream_commit: str | None = None
+    if spec.source == "git":
+        upstream_commit = fetch_git_rev(git, spec.git_url, spec.git_rev)
+        tree = git.out("rev-parse", f"{upstream_commit}^{{tree}}")
+        origin = f"{spec.git_url} at {upstream_commit}"
+    else:
+        archive = fetch_sdist(spec, workdir / "cache" / "sdist")
+        src = extract_sdist(
+            archive, workdir / "upstream" / f"{spec.name}-{spec.version}", spec.sha256
+        )
+        index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-base.idx"
+        index.unlink(missing_ok=True)
+        env = {"GIT_INDEX_FILE": str(index)}
+        with step(f"committing pristine {spec.label} ({archive.name})"):
+            # --force: the sdist ships files its own .gitignore names.
+            git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
+            git.run("--work-tree", str(src), "rm", "-q", "--cached", "--ignore-unmatch",
+                    ".forkkit-extracted", extra_env=env)
+            tree = git.run("write-tree", extra_env=env).stdout.strip()
+        index.unlink(missing_ok=True)
+        origin = f"{archive.name} (sha256 {spec.sha256})"
+    msg = (
+        f"Upstream {spec.label} (pristine)\n\n"
+        f"Pristine tree of {origin}.\n\n{_TRAILER}: {spec.ident}\n"
+    )
+    sha = git.out("commit-tree", tree, "-m", msg)
+    git.run("tag", "-f", BASE_TAG, sha)
+    return sha, upstream_commit
+
+
+def _apply_failure(git: Git, patch: Patch, label: str) -> ForkkitError:
+    """Turn a failed ``git am`` into a one-line error naming patch, file, hunk."""
+    proc = git.run("apply", "--check", "--verbose", str(patch.path), check=False)
+    text = proc.stderr + proc.stdout
+    m = re.search(r"error: patch failed: (.+):(\d+)", text)
+    if m:
+        hunk = hunk_at(patch, m.group(1), int(m.group(2)))
+        where = hunk.describe() if hunk else f"{m.group(1)} line {m.group(2)}"
+        return ForkkitError(
+            f"{patch.name}: {where} does not apply to {label}; "
+            "refresh the patch (CONTRIBUTING.md, 'Refreshing a patch')"
+        )
+    m = re.search(r"error: (.+?): (does not exist in index|No such file)", text)
+    if m:
+        return ForkkitError(
+            f"{patch.name}: {m.group(1)} does not exist in {label}; "
+            "the file moved upstream, refresh the patch"
+        )
+    m = re.search(r"error: (.+?): already exists", text)
+    if m:
+        return ForkkitError(
+            f"{patch.name}: {m.group(1)} already exists in {label}; "
+            "drop or refresh the patch"
+        )
+    last = text.strip().splitlines()[-1] if text.strip() else "git am failed"
+    return ForkkitError(f"{patch.name}: does not apply to {label} ({last})")
+
+
+def apply_series(git: Git, series: Series, label: str) -> list[tuple[str, str]]:
+    """Apply each patch as one commit on the current HEAD."""
+    commits = []
+    for i, patch in enumerate(series.patches, 1):
+        say(f"applying {i}/{len(series.patches)}: {patch.name}")
+        proc = git.run(
+            "am", "-q", "--keep-cr", "--committer-date-is-author-date",
+            str(patch.path), check=False,
+        )
+        if proc.returncode != 0:
+            err = _apply_failure(git, patch, label)
+            git.run("am", "--abort", check=False)
+            raise err
+        commits.append((patch.name, git.out("rev-parse", "HEAD")))
+    return commits
+
+
+def materialize(
+    cfg: ForkConfig,
+    *,
+    dest: Path | None = None,
+    spec: UpstreamSpec | None = None,
+    series: Series | None = None,
+    force: bool = False,
+) -> ForkTree:
+    """Build (or reuse) the fork repo: commit 1 = pristine upstream, then patches.
+
+    Idempotent: when upstream, the patch bytes and HEAD all match the recorded
+    state, nothing is touched. A fork tree with local edits or commits of its
+    own is never overwritten unless ``force`` (export them first).
+    """
+    spec = spec or cfg.upstream
+    series = series or load_series(cfg.series_file, cfg.patches_dir)
+    dest = dest or cfg.workdir / "fork"
+    git = Git(dest) if (dest / ".git").exists() else Git.init(dest)
+    state = _read_state(git)
+    head = git.rev("HEAD")
+    if state and head and not force:
+        if head != state.get("head") or not git.is_clean():
+            raise ForkkitError(
+                f"{dest}: the fork tree has local changes or commits; save them "
+                "with 'forkkit export' or rerun with --force to discard them"
+            )
+        if (
+            state.get("upstream") == spec.ident
+            and state.get("series_digest") == series.digest
+        ):
+            say(f"fork tree up to date at {dest}")
+            return ForkTree.from_state(dest, state)
+
+    base = _existing_base(git, spec.ident)
+    upstream_commit = None
+    if base is None:
+        base, upstream_commit = _make_base(git, spec, cfg.workdir)
+    elif spec.source == "git":
+        upstream_commit = git.rev(spec.git_rev) or (state or {}).get(
+            "upstream_commit"
+        )  # type: ignore[assignment]
+    git.run("am", "--abort", check=False)
+    with step(f"checking out {spec.label} into {dest}"):
+        git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, base)
+        git.run("clean", "-q", "-fd")
+    commits = apply_series(git, series, spec.label)
+    tree = ForkTree(
+        path=dest,
+        upstream=spec.ident,
+        upstream_label=spec.label,
+        upstream_commit=upstream_commit,
+        base=base,
+        base_tree=git.out("rev-parse", f"{base}^{{tree}}"),
+        head=git.out("rev-parse", "HEAD"),
+        series_digest=series.digest,
+        patch_commits=tuple(commits),
+    )
+    state_data = tree.to_json()
+    state_data.pop("path")
+    _state_path(git).write_text(json.dumps(state_data, indent=2) + "\n")
+    say(f"fork tree ready at {dest}: {len(commits)} patch(es) on {spec.label}")
+    return tree
+
+
+def export_series(tree_path: Path, patches_dir: Path, series_file: Path) -> list[str]:
+    """Write ``base..HEAD`` of a fork tree back as the patch series."""
+    git = Git(tree_path)
+    if not git.rev(BASE_TAG):
+        raise ForkkitError(f"{tree_path}: no '{BASE_TAG}' tag; materialize first")
+    if not git.is_clean():
+        raise ForkkitError(f"{tree_path}: uncommitted changes; commit them first")
+    tmp = patches_dir.with_name(patches_dir.name + ".export-tmp")
+    if tmp.exists():
+        for p in tmp.iterdir():
+            p.unlink()
+    tmp.mkdir(parents=True, exist_ok=True)
+    git.run("format-patch", "-q", "--zero-commit", "--no-signature", "-N",
+            "-o", str(tmp), f"{BASE_TAG}..HEAD")
+    names = sorted(p.name for p in tmp.iterdir())
+    patches_dir.mkdir(parents=True, exist_ok=True)
+    for old in patches_dir.glob("*.patch"):
+        old.unlink()
+    for name in names:
+        (tmp / name).replace(patches_dir / name)
+    tmp.rmdir()
+    series_file.write_text("".join(f"{n}\n" for n in names))
+    return names

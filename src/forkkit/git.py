@@ -1,0 +1,105 @@
+"""The one small wrapper around the real git CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.errors import ForkkitError
+
+# A fixed identity and clock make the materialized commits reproducible:
+# the same upstream and patches give the same SHAs on every machine.
+BOT_NAME = "vllm-fork-kit"
+BOT_EMAIL = "fork-kit@users.noreply.github.com"
+FIXED_DATE = "2000-01-01T00:00:00+0000"
+
+
+class GitError(ForkkitError):
+    """A git command failed; carries its stderr."""
+
+    def __init__(self, args: list[str], returncode: int, stderr: str) -> None:
+        self.args_ = args
+        self.returncode = returncode
+        self.stderr = stderr
+        last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        super().__init__(f"git {' '.join(args[:3])} failed ({returncode}): {last}")
+
+
+@dataclass(frozen=True)
+class Git:
+    """Run git in one repository (or worktree)."""
+
+    cwd: Path
+
+    def env(self) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("GIT_") or k == "GIT_TRACE"
+        }
+        env.update(
+            GIT_AUTHOR_NAME=BOT_NAME,
+            GIT_AUTHOR_EMAIL=BOT_EMAIL,
+            GIT_COMMITTER_NAME=BOT_NAME,
+            GIT_COMMITTER_EMAIL=BOT_EMAIL,
+            GIT_AUTHOR_DATE=FIXED_DATE,
+            GIT_COMMITTER_DATE=FIXED_DATE,
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_TERMINAL_PROMPT="0",
+            LC_ALL="C",
+        )
+        return env
+
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        input: str | bytes | None = None,
+        extra_env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``git ARGS``; raise :class:`GitError` on failure when ``check``."""
+        env = self.env()
+        if extra_env:
+            env.update(extra_env)
+        cmd = ["git", "-c", "core.autocrlf=false", "-c", "advice.detachedHead=false"]
+        proc = subprocess.run(
+            [*cmd, *args],
+            cwd=self.cwd,
+            env=env,
+            input=input.decode() if isinstance(input, bytes) else input,
+            capture_output=True,
+            text=True,
+        )
+        if check and proc.returncode != 0:
+            raise GitError(list(args), proc.returncode, proc.stderr or proc.stdout)
+        return proc
+
+    def out(self, *args: str) -> str:
+        """stdout of ``git ARGS``, stripped."""
+        return self.run(*args).stdout.strip()
+
+    def ok(self, *args: str) -> bool:
+        """Whether ``git ARGS`` succeeds."""
+        return self.run(*args, check=False).returncode == 0
+
+    def rev(self, ref: str) -> str | None:
+        """The commit a ref names, or None."""
+        proc = self.run("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+        return proc.stdout.strip() or None
+
+    def is_clean(self) -> bool:
+        return self.out("status", "--porcelain", "--untracked-files=no") == ""
+
+    def blob(self, rev: str, path: str) -> str | None:
+        """The blob SHA of ``path`` at ``rev`` (None if absent)."""
+        proc = self.run("rev-parse", "-q", "--verify", f"{rev}:{path}", check=False)
+        return proc.stdout.strip() or None
+
+    @classmethod
+    def init(cls, path: Path, *, bare: bool = False) -> Git:
+        path.mkdir(parents=True, exist_ok=True)
+        git = cls(path)
+        git.run("init", "-q", *(["--bare"] if bare else []), "-b", "main")
+        return git

@@ -1,0 +1,91 @@
+"""The CPU venv vLLM's cache suites run in: CPU torch + upstream's common deps."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.progress import say, step
+
+OK_MARKER = ".forkkit-ok"
+
+
+@dataclass(frozen=True)
+class TestEnv:
+    """A ready interpreter plus the environment variables the suites need."""
+
+    python: Path
+    env: dict[str, str]
+    key: str
+
+    def environ(self, tree: Path) -> dict[str, str]:
+        """Process environment for running upstream tests from ``tree``."""
+        env = dict(os.environ)
+        env.update(self.env)
+        env["PYTHONPATH"] = str(tree)
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        return env
+
+
+def env_key(cfg: ForkConfig, tree: Path) -> str:
+    """Digest of everything that decides the venv's contents."""
+    h = hashlib.sha256()
+    h.update(f"{sys.version_info[:2]}|{cfg.testenv.torch}|".encode())
+    for extra in cfg.testenv.extra:
+        h.update(extra.encode() + b"|")
+    for req in cfg.testenv.requirements:
+        path = tree / req
+        if not path.is_file():
+            raise ForkkitError(
+                f"{path}: requirements file named in fork.toml [testenv] is missing "
+                "from the upstream tree; update fork.toml"
+            )
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
+    """Build the venv once per requirement set and reuse it.
+
+    ``FORKKIT_TESTENV_PYTHON`` points at an existing interpreter instead (a GPU
+    runner's environment, say). Torch is installed first and constrained, so no
+    requirement can pull in a CUDA build.
+    """
+    override = os.environ.get("FORKKIT_TESTENV_PYTHON")
+    if override:
+        return TestEnv(python=Path(override), env=dict(cfg.testenv.env), key="external")
+    key = env_key(cfg, tree)
+    venv = cfg.workdir / "venvs" / f"{cfg.upstream.name}-{key}"
+    python = venv / "bin" / "python"
+    if (venv / OK_MARKER).exists() and python.exists():
+        return TestEnv(python=python, env=dict(cfg.testenv.env), key=key)
+    if venv.exists():
+        shutil.rmtree(venv)
+    say(f"building the test venv {venv} (once; a few minutes)")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    constraints = venv / "forkkit-constraints.txt"
+    constraints.write_text(cfg.testenv.torch + "\n")
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check",
+           "--progress-bar", "off", "-q", "-c", str(constraints)]
+    reqs: list[str] = []
+    for req in cfg.testenv.requirements:
+        reqs += ["-r", str(tree / req)]
+    try:
+        with step(f"installing {cfg.testenv.torch} (CPU)"):
+            subprocess.run([*pip, cfg.testenv.torch], check=True)
+        with step("installing upstream requirements and test tools"):
+            subprocess.run([*pip, *reqs, *cfg.testenv.extra], check=True)
+    except subprocess.CalledProcessError as exc:
+        raise ForkkitError(
+            f"{venv}: pip failed ({exc.returncode}); see its output above, fix "
+            "fork.toml [testenv] or the network, then rerun"
+        ) from None
+    (venv / OK_MARKER).write_text(key + "\n")
+    return TestEnv(python=python, env=dict(cfg.testenv.env), key=key)
