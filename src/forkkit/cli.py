@@ -15,7 +15,10 @@ from forkkit.errors import ForkkitError
 # Commands whose implementation lives in another module: each such module
 # defines ``add_arguments(parser)`` and ``run(args, cfg) -> int``.
 PLUGIN_COMMANDS: dict[str, tuple[str, str]] = {
-    "red-green": ("forkkit.redgreen", "prove the fix: red on base runtime, green on fix"),
+    "red-green": (
+        "forkkit.redgreen",
+        "prove the fix: red on base runtime, green on fix",
+    ),
     "rebase": ("forkkit.rebase", "move the patch series onto a newer upstream"),
     "reconcile": ("forkkit.reconcile", "compare/combine with a competing change"),
     "repro": ("forkkit.repro", "CPU resend reproduction: cached tokens, base vs fix"),
@@ -96,25 +99,34 @@ def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., int]]]:
     parser = argparse.ArgumentParser(prog="forkkit", description=__doc__)
-    parser.add_argument("--config", type=Path, default=Path("fork.toml"),
-                        help="path to fork.toml (default: ./fork.toml)")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=Path("fork.toml"),
+        help="path to fork.toml (default: ./fork.toml)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     handlers: dict[str, Callable[..., int]] = {}
 
     def upstream_opts(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--source", choices=["sdist", "git"],
-                       help="upstream source (default: fork.toml)")
+        p.add_argument(
+            "--source",
+            choices=["sdist", "git"],
+            help="upstream source (default: fork.toml)",
+        )
         p.add_argument("--git-url", help="upstream git URL (git source)")
         p.add_argument("--rev", help="upstream git revision (implies --source git)")
 
     p = sub.add_parser("fetch", help="download and verify the pinned sdist")
     handlers["fetch"] = cmd_fetch
-    p = sub.add_parser("materialize", aliases=["fork"],
-                       help="build the fork tree (base + patches)")
+    p = sub.add_parser(
+        "materialize", aliases=["fork"], help="build the fork tree (base + patches)"
+    )
     upstream_opts(p)
     p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
-    p.add_argument("--force", action="store_true",
-                   help="discard local changes in the fork tree")
+    p.add_argument(
+        "--force", action="store_true", help="discard local changes in the fork tree"
+    )
     p.add_argument("--json", action="store_true", help="print the tree as JSON")
     handlers["materialize"] = handlers["fork"] = cmd_materialize
     p = sub.add_parser("export", help="write the fork tree's commits back to patches/")
@@ -125,11 +137,18 @@ def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., in
     p = sub.add_parser("suites", help="run the related suites on the fork")
     upstream_opts(p)
     p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
-    p.add_argument("--pristine", action="store_true",
-                   help="run on the unpatched upstream tree instead")
+    p.add_argument(
+        "--pristine",
+        action="store_true",
+        help="run on the unpatched upstream tree instead",
+    )
     p.add_argument("tests", nargs="*", help="test paths (default: related suites)")
-    p.add_argument("--pytest-args", nargs=argparse.REMAINDER, default=[],
-                   help="everything after this goes to pytest")
+    p.add_argument(
+        "--pytest-args",
+        nargs=argparse.REMAINDER,
+        default=[],
+        help="everything after this goes to pytest",
+    )
     handlers["suites"] = cmd_suites
     for name, (module, help_) in PLUGIN_COMMANDS.items():
         p = sub.add_parser(name, help=help_)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -138,7 +139,11 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
         extra=tuple(te.get("extra", [])),
         env={str(k): str(v) for k, v in te.get("env", {}).items()},
     )
-    workdir = root / data.get("workdir", {}).get("path", ".forkkit")
+    # FORKKIT_WORKDIR relocates everything materialized (parallel checkouts).
+    workdir = Path(
+        os.environ.get("FORKKIT_WORKDIR")
+        or root / data.get("workdir", {}).get("path", ".forkkit")
+    )
     return ForkConfig(
         path=path,
         upstream=upstream,

@@ -89,8 +89,16 @@ def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | 
         with step(f"committing pristine {spec.label} ({archive.name})"):
             # --force: the sdist ships files its own .gitignore names.
             git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
-            git.run("--work-tree", str(src), "rm", "-q", "--cached", "--ignore-unmatch",
-                    ".forkkit-extracted", extra_env=env)
+            git.run(
+                "--work-tree",
+                str(src),
+                "rm",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                ".forkkit-extracted",
+                extra_env=env,
+            )
             tree = git.run("write-tree", extra_env=env).stdout.strip()
         index.unlink(missing_ok=True)
         origin = f"{archive.name} (sha256 {spec.sha256})"
@@ -98,6 +106,8 @@ def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | 
         f"Upstream {spec.label} (pristine)\n\n"
         f"Pristine tree of {origin}.\n\n{_TRAILER}: {spec.ident}\n"
     )
+    if upstream_commit:
+        msg += f"Forkkit-Upstream-Commit: {upstream_commit}\n"
     sha = git.out("commit-tree", tree, "-m", msg)
     git.run("tag", "-f", BASE_TAG, sha)
     return sha, upstream_commit
@@ -137,8 +147,12 @@ def apply_series(git: Git, series: Series, label: str) -> list[tuple[str, str]]:
     for i, patch in enumerate(series.patches, 1):
         say(f"applying {i}/{len(series.patches)}: {patch.name}")
         proc = git.run(
-            "am", "-q", "--keep-cr", "--committer-date-is-author-date",
-            str(patch.path), check=False,
+            "am",
+            "-q",
+            "--keep-cr",
+            "--committer-date-is-author-date",
+            str(patch.path),
+            check=False,
         )
         if proc.returncode != 0:
             err = _apply_failure(git, patch, label)
@@ -186,9 +200,12 @@ def materialize(
     if base is None:
         base, upstream_commit = _make_base(git, spec, cfg.workdir)
     elif spec.source == "git":
-        upstream_commit = git.rev(spec.git_rev) or (state or {}).get(
-            "upstream_commit"
-        )  # type: ignore[assignment]
+        m = re.search(
+            r"^Forkkit-Upstream-Commit: (\w+)$",
+            git.out("log", "-1", "--format=%B", base),
+            re.M,
+        )
+        upstream_commit = m.group(1) if m else None
     git.run("am", "--abort", check=False)
     with step(f"checking out {spec.label} into {dest}"):
         git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, base)
@@ -224,8 +241,16 @@ def export_series(tree_path: Path, patches_dir: Path, series_file: Path) -> list
         for p in tmp.iterdir():
             p.unlink()
     tmp.mkdir(parents=True, exist_ok=True)
-    git.run("format-patch", "-q", "--zero-commit", "--no-signature", "-N",
-            "-o", str(tmp), f"{BASE_TAG}..HEAD")
+    git.run(
+        "format-patch",
+        "-q",
+        "--zero-commit",
+        "--no-signature",
+        "-N",
+        "-o",
+        str(tmp),
+        f"{BASE_TAG}..HEAD",
+    )
     names = sorted(p.name for p in tmp.iterdir())
     patches_dir.mkdir(parents=True, exist_ok=True)
     for old in patches_dir.glob("*.patch"):

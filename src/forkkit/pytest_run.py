@@ -23,12 +23,23 @@ class PytestRun:
     command: str
 
 
-def pytest_command(env: TestEnv, targets: list[str], junit: Path,
-                   extra: list[str]) -> list[str]:
+def pytest_command(
+    env: TestEnv, targets: list[str], junit: Path, extra: list[str]
+) -> list[str]:
     """The exact pytest command line (also shown in reports)."""
     return [
-        str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE",
-        f"--junitxml={junit}", "-o", "junit_family=xunit2", *extra, *targets,
+        str(env.python),
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rfE",
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit2",
+        *extra,
+        *targets,
     ]
 
 
@@ -50,9 +61,14 @@ def run_pytest(
     cmd = pytest_command(env, targets, junit, list(extra or []))
     start = time.monotonic()
     with log.open("w") as fh:
-        proc = subprocess.Popen(cmd, cwd=tree, env=env.environ(tree),
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tree,
+            env=env.environ(tree),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         assert proc.stdout is not None
         try:
             for line in proc.stdout:

@@ -55,7 +55,7 @@ def parse_patch_text(text: str, path: Path) -> Patch:
     lines = text.splitlines()
     for i, line in enumerate(lines):
         if line.startswith("Subject: "):
-            subject = line[len("Subject: "):]
+            subject = line[len("Subject: ") :]
             j = i + 1
             while j < len(lines) and lines[j].startswith(" "):
                 subject += lines[j]
@@ -72,11 +72,9 @@ def parse_patch_text(text: str, path: Path) -> Patch:
             files.append(current)
         elif line.startswith("+++ ") and line != "+++ /dev/null" and current:
             # the b/ path is authoritative for renames
-            current = line[len("+++ b/"):] if line.startswith("+++ b/") else current
+            current = line[len("+++ b/") :] if line.startswith("+++ b/") else current
         elif (m := _HUNK.match(line)) and current:
-            raw_hunks.append(
-                (current, int(m.group(1)), int(m.group(2) or 1), line)
-            )
+            raw_hunks.append((current, int(m.group(1)), int(m.group(2) or 1), line))
     if not files:
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
     per_file: dict[str, int] = {}

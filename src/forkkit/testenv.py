@@ -72,8 +72,18 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     constraints = venv / "forkkit-constraints.txt"
     constraints.write_text(cfg.testenv.torch + "\n")
-    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check",
-           "--progress-bar", "off", "-q", "-c", str(constraints)]
+    pip = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--progress-bar",
+        "off",
+        "-q",
+        "-c",
+        str(constraints),
+    ]
     reqs: list[str] = []
     for req in cfg.testenv.requirements:
         reqs += ["-r", str(tree / req)]

@@ -15,7 +15,7 @@ from pathlib import Path
 from forkkit.config import UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.git import Git
-from forkkit.progress import say, step
+from forkkit.progress import step
 
 _PEP691 = "application/vnd.pypi.simple.v1+json"
 
@@ -100,11 +100,13 @@ def fetch_sdist(spec: UpstreamSpec, cache_dir: Path) -> Path:
     """
     cache_dir.mkdir(parents=True, exist_ok=True)
     if spec.sdist_url:
-        ref = SdistRef(spec.sdist_url.rsplit("/", 1)[-1].split("#")[0],
-                       spec.sdist_url, spec.sha256)
+        ref = SdistRef(
+            spec.sdist_url.rsplit("/", 1)[-1].split("#")[0], spec.sdist_url, spec.sha256
+        )
     else:
         cached = [
-            p for p in cache_dir.iterdir()
+            p
+            for p in cache_dir.iterdir()
             if sdist_filename_matches(p.name, spec.name, spec.version)
         ]
         if cached:
@@ -160,10 +162,18 @@ def fetch_git_rev(git: Git, url: str, rev: str) -> str:
             sha = git.rev("FETCH_HEAD")
             assert sha
             return sha
-        git.run("fetch", "-q", url, "+refs/heads/*:refs/forkkit-src/heads/*",
-                "+refs/tags/*:refs/forkkit-src/tags/*")
-        for cand in (rev, f"refs/forkkit-src/heads/{rev}",
-                     f"refs/forkkit-src/tags/{rev}"):
+        git.run(
+            "fetch",
+            "-q",
+            url,
+            "+refs/heads/*:refs/forkkit-src/heads/*",
+            "+refs/tags/*:refs/forkkit-src/tags/*",
+        )
+        for cand in (
+            rev,
+            f"refs/forkkit-src/heads/{rev}",
+            f"refs/forkkit-src/tags/{rev}",
+        ):
             sha = git.rev(cand)
             if sha:
                 return sha

@@ -1,0 +1,126 @@
+"""Read pytest's JUnit XML into typed outcomes (never scrape terminal text)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from forkkit.errors import ForkkitError
+
+Outcome = Literal["passed", "failed", "error", "skipped"]
+_EXC = re.compile(
+    r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed))\b", re.M
+)
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One test case's result."""
+
+    test_id: str  # "module.path::name" (class-qualified where pytest says so)
+    outcome: Outcome
+    seconds: float
+    kind: str = ""  # exception kind for failed/error: "AssertionError", ...
+    message: str = ""
+
+    @property
+    def is_collection_error(self) -> bool:
+        return self.outcome == "error" and self.kind == "collection"
+
+    @property
+    def is_assertion(self) -> bool:
+        return self.kind == "AssertionError"
+
+
+@dataclass(frozen=True)
+class JunitReport:
+    """All cases of one pytest run, plus what was not a test at all."""
+
+    tests: dict[str, TestOutcome] = field(default_factory=dict)
+    collection_errors: tuple[TestOutcome, ...] = ()
+    seconds: float = 0.0
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for t in self.tests.values() if t.outcome == outcome)
+
+    @property
+    def executed(self) -> int:
+        """Tests that actually ran (not skipped, not collection errors)."""
+        return sum(1 for t in self.tests.values() if t.outcome != "skipped")
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "passed": self.count("passed"),
+            "failed": self.count("failed"),
+            "error": self.count("error"),
+            "skipped": self.count("skipped"),
+            "collection_errors": len(self.collection_errors),
+        }
+
+
+def failure_kind(message: str, text: str) -> str:
+    """The exception class behind a failure, from pytest's message and report."""
+    if "collection failure" in message or "ERROR collecting" in text:
+        return "collection"
+    m = _EXC.findall(text)
+    if m:
+        return str(m[-1]).rsplit(".", 1)[-1]
+    head = message.strip()
+    if head.startswith("assert ") or head.startswith("AssertionError"):
+        return "AssertionError"
+    m2 = re.match(r"([A-Za-z_][\w.]*(?:Error|Exception))\b", head)
+    if m2:
+        return m2.group(1).rsplit(".", 1)[-1]
+    if re.search(r"^E\s+assert\b", text, re.M):
+        return "AssertionError"
+    return "unknown"
+
+
+def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
+    """Parse JUnit XML produced by pytest (xunit1 or xunit2)."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise ForkkitError(f"{source}: unreadable JUnit XML ({exc})") from None
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    tests: dict[str, TestOutcome] = {}
+    collection: list[TestOutcome] = []
+    total = 0.0
+    for suite in suites:
+        total += float(suite.get("time", "0") or 0)
+        for case in suite.iter("testcase"):
+            classname = case.get("classname", "")
+            name = case.get("name", "")
+            test_id = f"{classname}::{name}" if classname else name
+            secs = float(case.get("time", "0") or 0)
+            outcome: Outcome = "passed"
+            kind = message = ""
+            for child in case:
+                if child.tag in ("failure", "error"):
+                    outcome = "failed" if child.tag == "failure" else "error"
+                    message = child.get("message", "")
+                    kind = failure_kind(message, child.text or "")
+                    break
+                if child.tag == "skipped":
+                    outcome = "skipped"
+                    message = child.get("message", "")
+            result = TestOutcome(test_id, outcome, secs, kind, message[:500])
+            if not classname and outcome == "error":
+                collection.append(
+                    TestOutcome(test_id, "error", secs, "collection", message[:500])
+                )
+            elif result.kind == "collection":
+                collection.append(result)
+            else:
+                tests[test_id] = result
+    return JunitReport(tests=tests, collection_errors=tuple(collection), seconds=total)
+
+
+def parse_junit(path: Path) -> JunitReport:
+    """Parse a JUnit file; a missing file means pytest never got to write one."""
+    if not path.is_file():
+        raise ForkkitError(f"{path}: no JUnit XML; pytest did not run to completion")
+    return parse_junit_text(path.read_text(), str(path))
