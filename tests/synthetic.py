@@ -221,3 +221,222 @@ requirements = ["requirements/common.txt"]
 def toy_testenv_python() -> str:
     """The interpreter synthetic suites run with (has pytest)."""
     return sys.executable
+
+
+# Red/green scenarios (tests/unit/test_redgreen.py).
+EXACT_CALC = FIXED_CALC + "\n\ndef limit_exact(n):\n    return n\n"
+IMPORT_FIX_TEST = textwrap.dedent(
+    """\
+    from toy.calc import limit, limit_exact
+
+
+    def test_limit_reaches_n():
+        assert limit(16000) == limit_exact(16000)
+    """
+)
+# Hangs only on the buggy runtime (red), after writing "PID CWD" to $TOY_MARK.
+SLOW_RED_TEST = textwrap.dedent(
+    """\
+    import os
+    import time
+
+    from toy.calc import limit
+
+
+    def test_limit_reaches_n():
+        mark = os.environ.get("TOY_MARK")
+        if mark and limit(3) != 3:
+            with open(mark + ".tmp", "w") as fh:
+                fh.write(f"{os.getpid()} {os.getcwd()}")
+            os.replace(mark + ".tmp", mark)
+            time.sleep(120)
+        assert limit(16000) == 16000
+    """
+)
+
+
+def toy_import_fix_changes() -> list[tuple[str, dict[str, str]]]:
+    """A fix whose test imports a name only the fixed runtime has."""
+    return [
+        (
+            "[Bugfix] limit reaches n (test needs limit_exact)",
+            {"toy/calc.py": EXACT_CALC, "tests/test_fix.py": IMPORT_FIX_TEST},
+        ),
+    ]
+
+
+def toy_breaking_fix_changes() -> list[tuple[str, dict[str, str]]]:
+    """A fix that also breaks ``double`` (tests/test_other.py::test_double)."""
+    broken = FIXED_CALC.replace("return 2 * n", "return 3 * n")
+    return [
+        (
+            "[Bugfix] limit reaches n, breaking double",
+            {"toy/calc.py": broken, "tests/test_fix.py": FIX_TEST},
+        ),
+    ]
+
+
+def toy_slow_red_changes() -> list[tuple[str, dict[str, str]]]:
+    """The toy fix with a regression test that hangs on base (see SLOW_RED_TEST)."""
+    return [
+        (
+            "[Bugfix] limit reaches n (slow red)",
+            {"toy/calc.py": FIXED_CALC, "tests/test_fix.py": SLOW_RED_TEST},
+        ),
+    ]
+
+
+# Rebase scenarios (tests/unit/test_rebase.py): toy releases after 1.0.
+def toy_release(changes: dict[str, str]) -> dict[str, str]:
+    """A toy release: BUGGY with some files replaced or added."""
+    return {**BUGGY, **changes}
+
+
+# ``double`` changes inside the fix hunk's trailing context: git am fails,
+# a 3-way merge succeeds.
+CALC_CONTEXT_MOVED = BUGGY["toy/calc.py"].replace(
+    "def double(n):", "def double(n: int) -> int:"
+)
+# Upstream changes the very line the fix changes, differently and still buggy.
+CALC_CONFLICT = BUGGY["toy/calc.py"].replace("return n - 1", "return n - 2")
+CALC_CONFLICT_RESOLVED = FIXED_CALC
+# Upstream fixes the bug on the same line, its own way: a conflict that needs
+# no resolution because the fix is no longer needed.
+CALC_FIXED_OTHERWISE = BUGGY["toy/calc.py"].replace("return n - 1", "return int(n)")
+# Upstream fixes the bug elsewhere (a decorator): our patch still merges, and
+# applying it would now over-correct.
+CALC_FIXED_BY_DECORATOR = (
+    "def _plus_one(fn):\n    return lambda n: fn(n) + 1\n\n\n@_plus_one\n"
+    + BUGGY["toy/calc.py"]
+)
+# Upstream breaks ``limit`` again after the hunk: the fix applies cleanly but
+# its test still fails (the proof must catch it).
+CALC_REBROKEN = (
+    BUGGY["toy/calc.py"]
+    + "\n\n_limit = limit\n\n\ndef limit(n):\n    return _limit(n) - 1\n"
+)
+# A second, independent toy bug and its fix (two-patch series).
+COUNT_BUGGY = "def count(xs):\n    return len(xs) - 1\n"
+COUNT_FIXED = "def count(xs):\n    return len(xs)\n"
+COUNT_TEST = textwrap.dedent(
+    """\
+    from toy.count import count
+
+
+    def test_count_all():
+        assert count([1, 2, 3]) == 3
+    """
+)
+
+
+def toy_two_fix_changes() -> list[tuple[str, dict[str, str]]]:
+    """A two-patch series: the limit fix, then the count fix (each with a test)."""
+    return [
+        *toy_fix_changes(),
+        (
+            "[Bugfix] count counts every item",
+            {"toy/count.py": COUNT_FIXED, "tests/test_count.py": COUNT_TEST},
+        ),
+    ]
+
+
+# --- reconcile: a base with two independent bugs and competing changes ------
+
+RECON_CALC = textwrap.dedent(
+    """\
+    def limit(n):
+        return n - 1
+
+
+    def double(n):
+        return 2 * n
+
+
+    def triple(n):
+        return 3 * n
+
+
+    def square(n):
+        return n * 2
+    """
+)
+RECON_BASE = {**BUGGY, "toy/calc.py": RECON_CALC}
+# Ours: the toy fix (limit reaches n) and its regression test.
+RECON_OURS = {
+    "toy/calc.py": RECON_CALC.replace("return n - 1", "return n"),
+    "tests/test_fix.py": FIX_TEST,
+}
+# Disjoint competitor: another module and its own test.
+RECON_DISJOINT = {
+    "toy/other.py": BUGGY["toy/other.py"] + "\n\ndef greet():\n    return 'hi toy'\n",
+    "tests/test_greet.py": (
+        "from toy.other import greet\n\n\ndef test_greet():\n"
+        "    assert greet() == 'hi toy'\n"
+    ),
+}
+# Same file, other function (far from ours): fixes ``square``.
+RECON_SAME_FILE = {
+    "toy/calc.py": RECON_CALC.replace("return n * 2", "return n * n"),
+    "tests/test_square.py": (
+        "from toy.calc import square\n\n\ndef test_square():\n"
+        "    assert square(3) == 9\n"
+    ),
+}
+# Conflicting competitor: fixes ``limit`` differently (clamps at zero) on the
+# very line we change; its test fails with our approach.
+RECON_CONFLICT = {
+    "toy/calc.py": RECON_CALC.replace("return n - 1", "return max(n, 0)"),
+    "tests/test_clamp.py": (
+        "from toy.calc import limit\n\n\ndef test_limit_clamps():\n"
+        "    assert limit(-5) == 0\n\n\ndef test_limit_big():\n"
+        "    assert limit(16000) == 16000\n"
+    ),
+}
+
+
+def recon_release(competitor: dict[str, str]) -> dict[str, str]:
+    """A newer release: ``competitor`` plus changes outside our files."""
+    files = {**RECON_BASE, **competitor}
+    files["toy/other.py"] = "def name():\n    return 'toy 1.1'\n"
+    files["tests/test_other.py"] = BUGGY["tests/test_other.py"].replace(
+        '"toy"', '"toy 1.1"'
+    )
+    files["tests/deep/__init__.py"] = ""
+    files["tests/deep/test_unrelated.py"] = "def test_unrelated():\n    assert True\n"
+    return files
+
+
+def write_patch(
+    base: dict[str, str], files: dict[str, str], path: Path, *, mbox: bool = True
+) -> Path:
+    """``files`` over ``base`` as one git format-patch mail, or a plain git diff."""
+    if mbox:
+        out = path.parent / (path.name + ".d")
+        names = make_patches(base, [("Competing fix", files)], out)
+        path.write_text((out / names[0]).read_text())
+        return path
+    work = path.parent / (path.name + "-work")
+    git = Git.init(work)
+    write_files(work, base)
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", "base")
+    write_files(work, files)
+    git.run("add", "-A")
+    path.write_text(git.run("diff", "--cached").stdout)
+    return path
+
+
+def push_pull_request(
+    upstream: SyntheticUpstream, number: int, version: str, files: dict[str, str]
+) -> str:
+    """Commit ``files`` on ``v<version>`` and push it as ``refs/pull/N/head``."""
+    work = upstream.root / "upstream-work"
+    git = Git(work)
+    git.run("checkout", "-q", "--detach", f"v{version}")
+    write_files(work, files)
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", f"PR {number}")
+    sha = git.out("rev-parse", "HEAD")
+    git.run("push", "-q", "-f", str(upstream.bare), f"HEAD:refs/pull/{number}/head")
+    git.run("checkout", "-q", "main")
+    return sha

@@ -76,23 +76,21 @@ def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 
 def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.forktree import materialize
+    from forkkit.forktree import BASE_TAG, FORK_BRANCH, materialize
     from forkkit.pytest_run import run_pytest
     from forkkit.testenv import ensure_testenv
 
     tree = materialize(cfg, spec=None, dest=args.dest)
     if args.pristine:
-        from forkkit.forktree import BASE_TAG
-
-        tree.git.run("checkout", "-q", BASE_TAG)
+        tree.git.run("checkout", "-q", f"{BASE_TAG}^{{commit}}")
     try:
         env = ensure_testenv(cfg, tree.path)
-        out = cfg.workdir / "reports" / "suites"
+        out = args.out or cfg.workdir / "reports" / "suites"
         targets = args.tests or list(cfg.fix.related_suites)
         run = run_pytest(env, tree.path, targets, out, "suites", args.pytest_args)
     finally:
         if args.pristine:
-            tree.git.run("checkout", "-q", "fork")
+            tree.git.run("checkout", "-q", FORK_BRANCH)
     print(f"junit: {run.junit}", file=sys.stderr)
     return 0 if run.returncode == 0 else 1
 
@@ -142,6 +140,9 @@ def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., in
         action="store_true",
         help="run on the unpatched upstream tree instead",
     )
+    p.add_argument(
+        "--out", type=Path, help="report folder (default: .forkkit/reports/suites)"
+    )
     p.add_argument("tests", nargs="*", help="test paths (default: related suites)")
     p.add_argument(
         "--pytest-args",
@@ -174,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         cfg = _spec(load_config(args.config), args)
         return handler(args, cfg)
     except ForkkitError as exc:
-        print(f"forkkit: error: {exc}", file=sys.stderr)
+        msg = " ".join(str(exc).split("\n"))
+        print(f"forkkit: error: {msg}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("forkkit: interrupted", file=sys.stderr)

@@ -92,6 +92,47 @@ def _req(table: dict[str, Any], key: str, where: str, kind: type = str) -> Any:
     return value
 
 
+_KNOWN: dict[str, frozenset[str]] = {
+    "upstream": frozenset(
+        {
+            "name",
+            "source",
+            "version",
+            "sha256",
+            "index_url",
+            "git_url",
+            "git_rev",
+            "sdist_url",
+        }
+    ),
+    "patches": frozenset({"dir", "series"}),
+    "fix": frozenset({"title", "runtime_files", "focused_tests", "related_suites"}),
+    "testenv": frozenset({"torch", "requirements", "extra", "env"}),
+    "workdir": frozenset({"path"}),
+}
+
+
+def _table(data: dict[str, Any], name: str, fname: str) -> dict[str, Any]:
+    """Table ``name`` of the file; unknown keys (typos) are errors."""
+    table = data.get(name, {})
+    if not isinstance(table, dict):
+        raise ForkkitError(f"{fname}: '{name}' must be a table ([{name}])")
+    unknown = sorted(set(table) - _KNOWN[name])
+    if unknown:
+        raise ForkkitError(
+            f"{fname} [{name}]: unknown key '{unknown[0]}'; expected one of "
+            f"{', '.join(sorted(_KNOWN[name]))}"
+        )
+    return table
+
+
+def _opt(table: dict[str, Any], key: str, where: str, default: str = "") -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str):
+        raise ForkkitError(f"{where}: '{key}' must be a string")
+    return value
+
+
 def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     """Parse and validate ``fork.toml``; errors name the file and the key."""
     path = Path(path).resolve()
@@ -104,7 +145,8 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ForkkitError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
     root = path.parent
-    up = data.get("upstream", {})
+    # Other tables are left to the commands that read them (cfg.path).
+    up = _table(data, "upstream", path.name)
     where = f"{path.name} [upstream]"
     source = _req(up, "source", where)
     if source not in ("sdist", "git"):
@@ -117,38 +159,45 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
         source=source,
         version=_req(up, "version", where),
         sha256=sha,
-        index_url=up.get("index_url", "https://pypi.org/simple"),
-        git_url=up.get("git_url", ""),
-        git_rev=up.get("git_rev", ""),
-        sdist_url=up.get("sdist_url", ""),
+        index_url=_opt(up, "index_url", where, "https://pypi.org/simple"),
+        git_url=_opt(up, "git_url", where),
+        git_rev=_opt(up, "git_rev", where),
+        sdist_url=_opt(up, "sdist_url", where),
     )
-    pt = data.get("patches", {})
-    fx = data.get("fix", {})
+    if source == "git" and not (upstream.git_url and upstream.git_rev):
+        raise ForkkitError(f"{where}: source 'git' needs git_url and git_rev")
+    pt = _table(data, "patches", path.name)
+    fx = _table(data, "fix", path.name)
     where = f"{path.name} [fix]"
     fix = FixSpec(
-        title=fx.get("title", ""),
+        title=_opt(fx, "title", where),
         runtime_files=tuple(_req(fx, "runtime_files", where, list)),
         focused_tests=tuple(_req(fx, "focused_tests", where, list)),
         related_suites=tuple(_req(fx, "related_suites", where, list)),
     )
-    te = data.get("testenv", {})
+    te = _table(data, "testenv", path.name)
     where = f"{path.name} [testenv]"
+    env = te.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise ForkkitError(f"{where}: 'env' must be a table of strings")
     testenv = TestEnvSpec(
         torch=_req(te, "torch", where),
-        requirements=tuple(te.get("requirements", [])),
-        extra=tuple(te.get("extra", [])),
-        env={str(k): str(v) for k, v in te.get("env", {}).items()},
+        requirements=tuple(_req(te, "requirements", where, list))
+        if "requirements" in te
+        else (),
+        extra=tuple(_req(te, "extra", where, list)) if "extra" in te else (),
+        env={str(k): str(v) for k, v in env.items()},
     )
     # FORKKIT_WORKDIR relocates everything materialized (parallel checkouts).
-    workdir = Path(
-        os.environ.get("FORKKIT_WORKDIR")
-        or root / data.get("workdir", {}).get("path", ".forkkit")
-    )
+    wt = _table(data, "workdir", path.name)
+    wd = _opt(wt, "path", f"{path.name} [workdir]", ".forkkit")
+    workdir = Path(os.environ.get("FORKKIT_WORKDIR") or root / wd).absolute()
+    where = f"{path.name} [patches]"
     return ForkConfig(
         path=path,
         upstream=upstream,
-        patches_dir=root / pt.get("dir", "patches"),
-        series_file=root / pt.get("series", "patches/series"),
+        patches_dir=root / _opt(pt, "dir", where, "patches"),
+        series_file=root / _opt(pt, "series", where, "patches/series"),
         fix=fix,
         testenv=testenv,
         workdir=workdir,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,13 @@ from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.git import Git
 from forkkit.progress import say, step
-from forkkit.series import Patch, Series, hunk_at, load_series
+from forkkit.series import (
+    Patch,
+    Series,
+    hunk_at,
+    load_series,
+    parse_series_file,
+)
 from forkkit.upstream import extract_sdist, fetch_git_rev, fetch_sdist
 
 STATE_FILE = "forkkit-state.json"
@@ -150,6 +158,8 @@ def apply_series(git: Git, series: Series, label: str) -> list[tuple[str, str]]:
             "am",
             "-q",
             "--keep-cr",
+            # keep "[Bugfix][Core] ..." subjects: strip only "[PATCH ...]"
+            "--keep-non-patch",
             "--committer-date-is-author-date",
             str(patch.path),
             check=False,
@@ -160,6 +170,16 @@ def apply_series(git: Git, series: Series, label: str) -> list[tuple[str, str]]:
             raise err
         commits.append((patch.name, git.out("rev-parse", "HEAD")))
     return commits
+
+
+def _untracked(git: Git) -> list[str]:
+    """Untracked files that are not ignored (a rebuild would delete them)."""
+    out = git.run("ls-files", "--others", "--exclude-standard", "-z").stdout
+    return [p for p in out.split("\0") if p]
+
+
+def _write_state(git: Git, state: dict[str, object]) -> None:
+    _state_path(git).write_text(json.dumps(state, indent=2) + "\n")
 
 
 def materialize(
@@ -178,7 +198,7 @@ def materialize(
     """
     spec = spec or cfg.upstream
     series = series or load_series(cfg.series_file, cfg.patches_dir)
-    dest = dest or cfg.workdir / "fork"
+    dest = (dest or cfg.workdir / "fork").absolute()
     git = Git(dest) if (dest / ".git").exists() else Git.init(dest)
     state = _read_state(git)
     head = git.rev("HEAD")
@@ -194,6 +214,13 @@ def materialize(
         ):
             say(f"fork tree up to date at {dest}")
             return ForkTree.from_state(dest, state)
+        stray = _untracked(git)
+        if stray:
+            raise ForkkitError(
+                f"{dest / stray[0]}: untracked file in the fork tree (of "
+                f"{len(stray)}) would be deleted by the rebuild; commit and "
+                "export it, move it away, or rerun with --force"
+            )
 
     base = _existing_base(git, spec.ident)
     upstream_commit = None
@@ -210,53 +237,151 @@ def materialize(
     with step(f"checking out {spec.label} into {dest}"):
         git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, base)
         git.run("clean", "-q", "-fd")
-    commits = apply_series(git, series, spec.label)
+    base_tree = git.out("rev-parse", f"{base}^{{tree}}")
+    partial: dict[str, object] = {
+        "upstream": spec.ident,
+        "upstream_label": spec.label,
+        "upstream_commit": upstream_commit,
+        "base": base,
+        "base_tree": base_tree,
+        "head": base,
+        "series_digest": "",  # never matches: the next call rebuilds
+        "patch_commits": [],
+    }
+    _write_state(git, partial)
+    try:
+        commits = apply_series(git, series, spec.label)
+    except ForkkitError:
+        # Leave the tree at the last patch that applied, recorded as
+        # incomplete: the user may finish the series by hand and export it.
+        partial["head"] = git.out("rev-parse", "HEAD")
+        _write_state(git, partial)
+        raise
     tree = ForkTree(
         path=dest,
         upstream=spec.ident,
         upstream_label=spec.label,
         upstream_commit=upstream_commit,
         base=base,
-        base_tree=git.out("rev-parse", f"{base}^{{tree}}"),
+        base_tree=base_tree,
         head=git.out("rev-parse", "HEAD"),
         series_digest=series.digest,
         patch_commits=tuple(commits),
     )
-    state_data = tree.to_json()
-    state_data.pop("path")
-    _state_path(git).write_text(json.dumps(state_data, indent=2) + "\n")
+    _save(tree)
     say(f"fork tree ready at {dest}: {len(commits)} patch(es) on {spec.label}")
     return tree
 
 
+def _save(tree: ForkTree) -> None:
+    state = tree.to_json()
+    state.pop("path")
+    _write_state(tree.git, state)
+
+
+def _series_tree(git: Git, base: str, patch_files: list[Path]) -> str:
+    """The tree ``patch_files`` produce on ``base`` (a scratch index; no checkout)."""
+    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-export.idx"
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        git.run("read-tree", base, extra_env=env)
+        for patch in patch_files:
+            proc = git.run("apply", "--cached", str(patch), check=False, extra_env=env)
+            if proc.returncode != 0:
+                last = (proc.stderr.strip().splitlines() or ["git apply failed"])[-1]
+                raise ForkkitError(
+                    f"{patch.name}: exported patch does not re-apply ({last}); "
+                    "nothing written, check the fork tree's commits"
+                )
+        return git.run("write-tree", extra_env=env).stdout.strip()
+    finally:
+        index.unlink(missing_ok=True)
+
+
 def export_series(tree_path: Path, patches_dir: Path, series_file: Path) -> list[str]:
-    """Write ``base..HEAD`` of a fork tree back as the patch series."""
+    """Write ``base..HEAD`` of a fork tree back as the patch series.
+
+    The patches are verified first (applied to ``base`` they must give exactly
+    HEAD's tree); on any failure nothing is written. Afterwards the fork tree
+    is rebuilt from the written series, as ``materialize`` would build it, so
+    the next ``materialize`` is a no-op.
+    """
     git = Git(tree_path)
-    if not git.rev(BASE_TAG):
+    base = git.rev(BASE_TAG)
+    if not base:
         raise ForkkitError(f"{tree_path}: no '{BASE_TAG}' tag; materialize first")
     if not git.is_clean():
-        raise ForkkitError(f"{tree_path}: uncommitted changes; commit them first")
-    tmp = patches_dir.with_name(patches_dir.name + ".export-tmp")
-    if tmp.exists():
-        for p in tmp.iterdir():
-            p.unlink()
-    tmp.mkdir(parents=True, exist_ok=True)
-    git.run(
-        "format-patch",
-        "-q",
-        "--zero-commit",
-        "--no-signature",
-        "-N",
-        "-o",
-        str(tmp),
-        f"{BASE_TAG}..HEAD",
-    )
-    names = sorted(p.name for p in tmp.iterdir())
-    patches_dir.mkdir(parents=True, exist_ok=True)
-    for old in patches_dir.glob("*.patch"):
-        old.unlink()
-    for name in names:
-        (tmp / name).replace(patches_dir / name)
-    tmp.rmdir()
+        raise ForkkitError(
+            f"{tree_path}: uncommitted changes; commit them (git commit -s) first"
+        )
+    if not git.ok("merge-base", "--is-ancestor", base, "HEAD"):
+        raise ForkkitError(
+            f"{tree_path}: HEAD is not on top of '{BASE_TAG}'; check out "
+            f"'{FORK_BRANCH}' (or rebase onto '{BASE_TAG}') first"
+        )
+    merges = git.out("rev-list", "--merges", f"{base}..HEAD")
+    if merges:
+        raise ForkkitError(
+            f"{tree_path}: merge commit {merges.split()[0][:12]} in {BASE_TAG}..HEAD; "
+            "a patch series must be linear (git rebase -i base)"
+        )
+    head_tree = git.out("rev-parse", "HEAD^{tree}")
+    with tempfile.TemporaryDirectory(prefix="forkkit-export-") as tmp_name:
+        tmp = Path(tmp_name)
+        git.run(
+            "format-patch",
+            "-q",
+            "--zero-commit",
+            "--no-signature",
+            "-N",
+            "-o",
+            str(tmp),
+            f"{BASE_TAG}..HEAD",
+        )
+        files = sorted(tmp.glob("*.patch"))
+        if _series_tree(git, base, files) != head_tree:
+            raise ForkkitError(
+                f"{tree_path}: the exported patches do not reproduce HEAD's tree; "
+                "nothing written (binary or mode-only changes?)"
+            )
+        names = [f.name for f in files]
+        old = parse_series_file(series_file.read_text()) if series_file.exists() else []
+        patches_dir.mkdir(parents=True, exist_ok=True)
+        for f in files:
+            shutil.copyfile(f, patches_dir / f.name)
+    for name in old:
+        if name not in names:
+            (patches_dir / name).unlink(missing_ok=True)
     series_file.write_text("".join(f"{n}\n" for n in names))
+    _rebuild_after_export(git, base, series_file, patches_dir, head_tree)
     return names
+
+
+def _rebuild_after_export(
+    git: Git, base: str, series_file: Path, patches_dir: Path, head_tree: str
+) -> None:
+    """Re-apply the written series so the fork tree matches a fresh materialize."""
+    state = _read_state(git)
+    if state is None:
+        return
+    series = load_series(series_file, patches_dir)
+    user_head = git.out("rev-parse", "HEAD")
+    git.run("checkout", "-q", "-B", FORK_BRANCH, base)
+    try:
+        commits = apply_series(git, series, str(state.get("upstream_label", "base")))
+    except ForkkitError:
+        git.run("am", "--abort", check=False)
+        git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, user_head)
+        raise
+    if git.out("rev-parse", "HEAD^{tree}") != head_tree:
+        git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, user_head)
+        raise ForkkitError(
+            f"{git.cwd}: the re-applied series differs from your commits; they are "
+            f"kept at {user_head[:12]}, inspect with git diff"
+        )
+    state.update(
+        head=git.out("rev-parse", "HEAD"),
+        series_digest=series.digest,
+        patch_commits=commits,
+    )
+    _write_state(git, state)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.testenv import TestEnv
+
+# Live pytest processes, so an interrupted caller can stop all of them (the
+# runs of ``--parallel`` happen in worker threads that never see a signal).
+_LIVE: set[subprocess.Popen[str]] = set()
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -21,6 +29,7 @@ class PytestRun:
     log: Path
     seconds: float
     command: str
+    timed_out: bool = False
 
 
 def pytest_command(
@@ -52,33 +61,81 @@ def run_pytest(
     extra: list[str] | None = None,
     stream: bool = True,
     timeout: float | None = None,
+    cancel: threading.Event | None = None,
 ) -> PytestRun:
-    """Run pytest on ``targets`` from ``tree``; output is teed to a log file."""
+    """Run pytest on ``targets`` from ``tree``; output is teed to a log file.
+
+    ``timeout`` kills pytest after that many seconds (``timed_out`` is then
+    set and no JUnit XML exists). A set ``cancel`` event refuses to start, and
+    :func:`kill_running` stops every run in flight.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     junit = out_dir / f"{name}.xml"
     log = out_dir / f"{name}.log"
     junit.unlink(missing_ok=True)
     cmd = pytest_command(env, targets, junit, list(extra or []))
     start = time.monotonic()
+    fired = threading.Event()
     with log.open("w") as fh:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=tree,
-            env=env.environ(tree),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        with _LOCK:
+            if cancel is not None and cancel.is_set():
+                raise KeyboardInterrupt(f"{name}: cancelled before start")
+            proc = subprocess.Popen(
+                cmd,
+                cwd=tree,
+                env=env.environ(tree),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,  # its own group: kill takes children too
+            )
+            _LIVE.add(proc)
+
+        def expire() -> None:
+            fired.set()
+            _kill(proc)
+
+        timer = threading.Timer(timeout, expire) if timeout else None
         assert proc.stdout is not None
         try:
+            if timer:
+                timer.daemon = True
+                timer.start()
             for line in proc.stdout:
                 fh.write(line)
                 if stream:
                     sys.stderr.write(line)
-            rc = proc.wait(timeout=timeout)
+            rc = proc.wait()
         except BaseException:
-            proc.kill()
+            _kill(proc)
             proc.wait()
             raise
+        finally:
+            if timer:
+                timer.cancel()
+            with _LOCK:
+                _LIVE.discard(proc)
+        if fired.is_set():
+            fh.write(f"\n[forkkit] pytest killed after the {timeout:g}s timeout\n")
     shown = " ".join(["python", *cmd[1:]]).replace(str(junit), f"{name}.xml")
-    return PytestRun(tuple(targets), rc, junit, log, time.monotonic() - start, shown)
+    seconds = time.monotonic() - start
+    return PytestRun(
+        tuple(targets), rc, junit, log, seconds, shown, timed_out=fired.is_set()
+    )
+
+
+def kill_running() -> int:
+    """Kill every pytest started by :func:`run_pytest` still running; count them."""
+    with _LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        _kill(proc)
+    return len(live)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL pytest and everything it started (its process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

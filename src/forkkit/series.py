@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from email.header import decode_header, make_header
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
@@ -60,21 +61,40 @@ def parse_patch_text(text: str, path: Path) -> Patch:
             while j < len(lines) and lines[j].startswith(" "):
                 subject += lines[j]
                 j += 1
+            if "=?" in subject:  # RFC 2047 encoded words (non-ASCII subjects)
+                subject = str(make_header(decode_header(subject)))
             subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", subject)
             break
     files: list[str] = []
     raw_hunks: list[tuple[str, int, int, str]] = []
     current = ""
+    old_left = new_left = 0  # lines still to come in the current hunk
     for line in lines:
+        if old_left > 0 or new_left > 0:  # inside a hunk: body lines only
+            tag = line[:1]
+            if tag in (" ", ""):  # context ("" = a blank line, space stripped)
+                old_left, new_left = old_left - 1, new_left - 1
+                continue
+            if tag == "-":
+                old_left -= 1
+                continue
+            if tag == "+":
+                new_left -= 1
+                continue
+            if tag == "\\":  # "\ No newline at end of file"
+                continue
+            old_left = new_left = 0  # malformed hunk: resynchronize here
         if line.startswith("diff --git "):
             m = re.match(r"diff --git a/(.*) b/(.*)$", line)
             current = m.group(2) if m else line.split()[-1]
             files.append(current)
-        elif line.startswith("+++ ") and line != "+++ /dev/null" and current:
+        elif line.startswith("+++ b/") and current:
             # the b/ path is authoritative for renames
-            current = line[len("+++ b/") :] if line.startswith("+++ b/") else current
+            current = line[len("+++ b/") :]
         elif (m := _HUNK.match(line)) and current:
-            raw_hunks.append((current, int(m.group(1)), int(m.group(2) or 1), line))
+            old_len = int(m.group(2) or 1)
+            raw_hunks.append((current, int(m.group(1)), old_len, line))
+            old_left, new_left = old_len, int(m.group(4) or 1)
     if not files:
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
     per_file: dict[str, int] = {}
@@ -104,14 +124,19 @@ def hunk_at(patch: Patch, path: str, line: int) -> Hunk | None:
     return cands[0] if cands else None
 
 
-def parse_series_file(text: str) -> list[str]:
-    """Patch names from a quilt-style ``series`` file (comments, blanks ignored)."""
-    names = []
-    for raw in text.splitlines():
+def series_entries(text: str) -> list[tuple[int, str]]:
+    """``(line number, patch name)`` of a quilt-style ``series`` file."""
+    entries = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if line:
-            names.append(line.split()[0])
-    return names
+            entries.append((lineno, line.split()[0]))
+    return entries
+
+
+def parse_series_file(text: str) -> list[str]:
+    """Patch names from a quilt-style ``series`` file (comments, blanks ignored)."""
+    return [name for _, name in series_entries(text)]
 
 
 def load_series(series_file: Path, patches_dir: Path) -> Series:
@@ -120,11 +145,18 @@ def load_series(series_file: Path, patches_dir: Path) -> Series:
         raise ForkkitError(
             f"{series_file}: missing; list the patches to apply, one per line"
         )
-    names = parse_series_file(series_file.read_text())
+    entries = series_entries(series_file.read_text())
     h = hashlib.sha256()
     patches = []
-    for lineno, name in enumerate(names, 1):
-        p = patches_dir / name
+    seen: set[str] = set()
+    for lineno, name in entries:
+        if name in seen:
+            raise ForkkitError(
+                f"{series_file.name}:{lineno}: patch '{name}' is listed twice; "
+                "remove the duplicate line"
+            )
+        seen.add(name)
+        p = (patches_dir / name).absolute()
         if not p.is_file():
             raise ForkkitError(
                 f"{series_file.name}:{lineno}: patch '{name}' not found in "

@@ -8,6 +8,7 @@ import re
 import shutil
 import tarfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,18 +44,31 @@ def sdist_filename_matches(filename: str, name: str, version: str) -> bool:
     return re.sub(r"[-_.]+", "_", dist) == norm and ver == version.lower()
 
 
-def pick_sdist(index_json: dict[str, object], name: str, version: str) -> SdistRef:
-    """Select the sdist of ``name==version`` from a PEP 691 project page."""
-    files = index_json.get("files", [])
-    assert isinstance(files, list)
+def pick_sdist(
+    index_json: dict[str, object], name: str, version: str, base_url: str = ""
+) -> SdistRef:
+    """Select the sdist of ``name==version`` from a PEP 691 project page.
+
+    Relative file URLs are resolved against ``base_url`` (the page's URL).
+    """
+    files = index_json.get("files")
+    if not isinstance(files, list):
+        raise ForkkitError(
+            f"{base_url or name}: not a PEP 691 project page (no 'files' list); "
+            "check index_url in fork.toml"
+        )
     for entry in files:
-        fn = entry.get("filename", "")
-        if sdist_filename_matches(fn, name, version):
-            sha = entry.get("hashes", {}).get("sha256", "")
-            return SdistRef(filename=fn, url=entry["url"], sha256=sha)
+        if not isinstance(entry, dict):
+            continue
+        fn = str(entry.get("filename", ""))
+        if sdist_filename_matches(fn, name, version) and entry.get("url"):
+            hashes = entry.get("hashes")
+            sha = str(hashes.get("sha256", "")) if isinstance(hashes, dict) else ""
+            url = urllib.parse.urljoin(base_url, str(entry["url"]))
+            return SdistRef(filename=fn, url=url, sha256=sha)
     raise ForkkitError(
         f"{name}=={version}: no source distribution on the index; "
-        "check the version (pip index versions " + name + ")"
+        f"check the version (pip index versions {name})"
     )
 
 
@@ -65,12 +79,15 @@ def resolve_sdist(name: str, version: str, index_url: str) -> SdistRef:
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             data = json.load(resp)
+            page = resp.geturl()
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise ForkkitError(
             f"{url}: cannot read the package index ({exc}); check the network "
             "or set sdist_url in fork.toml"
         ) from None
-    return pick_sdist(data, name, version)
+    if not isinstance(data, dict):
+        raise ForkkitError(f"{url}: not a PEP 691 project page; check index_url")
+    return pick_sdist(data, name, version, base_url=page)
 
 
 def sha256_file(path: Path) -> str:
@@ -104,15 +121,21 @@ def fetch_sdist(spec: UpstreamSpec, cache_dir: Path) -> Path:
             spec.sdist_url.rsplit("/", 1)[-1].split("#")[0], spec.sdist_url, spec.sha256
         )
     else:
-        cached = [
+        cached = sorted(
             p
             for p in cache_dir.iterdir()
             if sdist_filename_matches(p.name, spec.name, spec.version)
-        ]
+        )
         if cached:
             ref = SdistRef(cached[0].name, "", spec.sha256)
         else:
             ref = resolve_sdist(spec.name, spec.version, spec.index_url)
+            if ref.sha256 and ref.sha256 != spec.sha256:
+                raise ForkkitError(
+                    f"{ref.filename}: the index lists sha256 {ref.sha256}, not the "
+                    f"pin {spec.sha256} in fork.toml; nothing downloaded. Re-pin "
+                    "only if you trust the new file"
+                )
     dest = cache_dir / ref.filename
     if not dest.exists():
         with step(f"downloading {ref.filename}"):
@@ -123,8 +146,8 @@ def fetch_sdist(spec: UpstreamSpec, cache_dir: Path) -> Path:
         dest.replace(bad)
         raise ForkkitError(
             f"{dest.name}: sha256 {actual} does not match the pin {spec.sha256} "
-            f"in fork.toml; moved aside to {bad.name}. Re-pin only if you trust "
-            "the new file"
+            f"in fork.toml; moved aside to {bad}. Rerun to download it again; "
+            "re-pin only if you trust the new file"
         )
     return dest
 
@@ -140,11 +163,20 @@ def extract_sdist(archive: Path, dest: Path, sha256: str) -> Path:
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    with step(f"extracting {archive.name}"), tarfile.open(archive) as tar:
-        tops = {m.name.split("/", 1)[0] for m in tar.getmembers()}
-        if len(tops) != 1:
-            raise ForkkitError(f"{archive.name}: expected one top folder, got {tops}")
-        tar.extractall(tmp, filter="data")
+    try:
+        with step(f"extracting {archive.name}"), tarfile.open(archive) as tar:
+            tops = {m.name.split("/", 1)[0] for m in tar.getmembers()}
+            if len(tops) != 1:
+                raise ForkkitError(
+                    f"{archive.name}: expected one top folder, got {sorted(tops)}; "
+                    "not a standard sdist"
+                )
+            tar.extractall(tmp, filter="data")
+    except (tarfile.TarError, OSError) as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ForkkitError(
+            f"{archive.name}: cannot extract ({exc}); delete it and fetch again"
+        ) from None
     (tmp / tops.pop()).rename(dest)
     shutil.rmtree(tmp)
     marker.write_text(sha256 + "\n")
@@ -157,6 +189,11 @@ def fetch_git_rev(git: Git, url: str, rev: str) -> str:
     Tries a shallow fetch of just that revision, then falls back to fetching
     branches and tags (servers that refuse fetching an unadvertised SHA).
     """
+    if not url or not rev:
+        raise ForkkitError(
+            "fork.toml [upstream]: git source needs git_url and git_rev "
+            "(or pass --git-url/--rev)"
+        )
     with step(f"fetching {rev} from {url}"):
         if git.ok("fetch", "-q", "--depth=1", url, rev):
             sha = git.rev("FETCH_HEAD")

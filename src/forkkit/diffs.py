@@ -1,0 +1,964 @@
+"""Pure analysis for ``forkkit reconcile``: diffs, overlap and the behaviour matrix.
+
+Nothing here touches git, the network or pytest: inputs are diff text, file
+contents and parsed JUnit reports; outputs are typed values, Markdown and JSON.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import Hunk as UnidiffHunk
+from unidiff.patch import PatchSet
+
+from forkkit.classify import Classification, classify
+from forkkit.errors import ForkkitError
+from forkkit.junit import JunitReport, TestOutcome
+from forkkit.report import md_table
+
+TESTS_DIR = "tests/"
+# Changes this many lines apart or closer are reported as overlapping hunks:
+# git's default context, i.e. where a 3-way merge starts to see a conflict.
+NEAR = 3
+MODULE_LEVEL = "<module>"
+MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
+_DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
+
+FileStatus = Literal["added", "removed", "modified", "renamed"]
+Side = Literal["ours", "theirs"]
+
+
+# --------------------------------------------------------------------------
+# Diffs
+# --------------------------------------------------------------------------
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` belongs to the tests (everything under ``tests/``)."""
+    return path.startswith(TESTS_DIR)
+
+
+def is_test_module(path: str) -> bool:
+    """Whether ``path`` is a pytest module (``tests/**/test_*.py``)."""
+    name = posixpath.basename(path)
+    return (
+        is_test_path(path)
+        and name.endswith(".py")
+        and (name.startswith("test_") or name.endswith("_test.py"))
+    )
+
+
+@dataclass(frozen=True)
+class DiffHunk:
+    """One hunk of one file, in the coordinates of the old (base) file."""
+
+    path: str
+    index: int  # 1-based within its file
+    count: int  # hunks in that file
+    old_start: int
+    old_len: int
+    new_start: int
+    new_len: int
+    section: str  # git's function context after the second ``@@``
+    added: int
+    removed: int
+    span: tuple[int, int]  # old lines the change touches (insertion: both sides)
+    new_defs: tuple[str, ...] = ()  # names of def/class lines the hunk adds
+    added_lines: tuple[int, ...] = ()  # new-file line numbers of added lines
+    indented: bool = False  # the first added code line is indented
+
+    @property
+    def header(self) -> str:
+        head = (
+            f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@"
+        )
+        return f"{head} {self.section}".rstrip()
+
+    def describe(self) -> str:
+        return f"hunk {self.index}/{self.count} of {self.path} ({self.header})"
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    """All hunks of one file."""
+
+    path: str  # new path (old path for a removal)
+    old_path: str
+    status: FileStatus
+    hunks: tuple[DiffHunk, ...]
+
+    @property
+    def is_test(self) -> bool:
+        return is_test_path(self.path)
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A parsed unified diff (git format-patch, mbox or plain ``diff -u``)."""
+
+    files: tuple[FileDiff, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(sorted({f.path for f in self.files}))
+
+    @property
+    def runtime_paths(self) -> tuple[str, ...]:
+        return tuple(p for p in self.paths if not is_test_path(p))
+
+    @property
+    def test_paths(self) -> tuple[str, ...]:
+        return tuple(p for p in self.paths if is_test_path(p))
+
+    def file(self, path: str) -> FileDiff | None:
+        return next((f for f in self.files if f.path == path), None)
+
+    def hunks(self, path: str) -> tuple[DiffHunk, ...]:
+        return tuple(h for f in self.files if f.path == path for h in f.hunks)
+
+    def stats(self) -> dict[str, int]:
+        hunks = [h for f in self.files for h in f.hunks]
+        return {
+            "files": len(self.paths),
+            "runtime_files": len(self.runtime_paths),
+            "test_files": len(self.test_paths),
+            "hunks": len(hunks),
+            "added": sum(h.added for h in hunks),
+            "removed": sum(h.removed for h in hunks),
+        }
+
+
+def _strip_prefix(name: str) -> str:
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _hunk(path: str, index: int, count: int, h: UnidiffHunk) -> DiffHunk:
+    changed: list[int] = []
+    insert_after: list[int] = []
+    old_no, new_no = h.source_start, h.target_start
+    new_defs: list[str] = []
+    added_lines: list[int] = []
+    indented: bool | None = None
+    for line in h:
+        if line.is_removed:
+            changed.append(old_no)
+            old_no += 1
+        elif line.is_context:
+            old_no += 1
+            new_no += 1
+        elif line.is_added:
+            insert_after.append(old_no - 1)
+            added_lines.append(new_no)
+            new_no += 1
+            if indented is None and line.value.strip():
+                indented = line.value[:1].isspace()
+            m = _DEF.match(line.value)
+            if m:
+                new_defs.append(m.group(2))
+    if changed:
+        span = (min(changed), max(changed))
+    elif insert_after:
+        # A pure insertion between old lines k and k+1 touches both.
+        span = (min(insert_after), max(insert_after) + 1)
+    else:
+        span = (h.source_start, h.source_start)
+    return DiffHunk(
+        path=path,
+        index=index,
+        count=count,
+        old_start=h.source_start,
+        old_len=h.source_length,
+        new_start=h.target_start,
+        new_len=h.target_length,
+        section=h.section_header.strip(),
+        added=h.added,
+        removed=h.removed,
+        span=span,
+        new_defs=tuple(new_defs),
+        added_lines=tuple(added_lines),
+        indented=bool(indented),
+    )
+
+
+def parse_diff(text: str, source: str = "diff") -> Diff:
+    """Parse a unified diff (also several ``git format-patch`` mails in a row)."""
+    try:
+        patch_set = PatchSet(text)
+    except UnidiffParseError as exc:
+        raise ForkkitError(
+            f"{source}: not a unified diff ({exc}); pass git format-patch output "
+            "or a plain 'diff -u'/'git diff'"
+        ) from None
+    files: list[FileDiff] = []
+    for pf in patch_set:
+        old = _strip_prefix(pf.source_file)
+        new = _strip_prefix(pf.target_file)
+        status: FileStatus
+        if pf.is_added_file:
+            status, path, old = "added", new, new
+        elif pf.is_removed_file:
+            status, path, new = "removed", old, old
+        elif pf.is_rename or old != new:
+            status, path = "renamed", new
+        else:
+            status, path = "modified", new
+        hunks = tuple(_hunk(path, i, len(pf), h) for i, h in enumerate(pf, 1))
+        files.append(FileDiff(path=path, old_path=old, status=status, hunks=hunks))
+    if not files:
+        raise ForkkitError(
+            f"{source}: contains no file changes; pass a patch with 'diff' hunks"
+        )
+    return Diff(files=tuple(files))
+
+
+def restrict(diff: Diff, keep: Iterable[str]) -> Diff:
+    """Only the files of ``diff`` whose path is in ``keep``."""
+    wanted = set(keep)
+    return Diff(files=tuple(f for f in diff.files if f.path in wanted))
+
+
+# --------------------------------------------------------------------------
+# Python symbols
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A function or class of a Python file, with its full line range."""
+
+    qualname: str
+    kind: Literal["function", "class"]
+    start: int  # first decorator line
+    end: int
+
+
+def python_symbols(source: str) -> tuple[Symbol, ...]:
+    """Every def/class of ``source`` (empty when it is not valid Python)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    out: list[Symbol] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                qual = f"{prefix}{child.name}"
+                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                kind: Literal["function", "class"] = (
+                    "class" if isinstance(child, ast.ClassDef) else "function"
+                )
+                out.append(Symbol(qual, kind, start, child.end_lineno or child.lineno))
+                visit(child, qual + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return tuple(out)
+
+
+def enclosing(symbols: Sequence[Symbol], line: int) -> Symbol | None:
+    """The innermost symbol whose lines contain ``line``."""
+    inside = [s for s in symbols if s.start <= line <= s.end]
+    return max(inside, key=lambda s: (s.start, -s.end), default=None)
+
+
+def hunk_symbols(hunk: DiffHunk, symbols: Sequence[Symbol]) -> tuple[str, ...]:
+    """Qualified names of the functions/classes a hunk changes (base file).
+
+    A change outside every def is ``<module>``; defs the hunk adds count too,
+    qualified by where they are inserted.
+    """
+    lo, hi = hunk.span
+    names: set[str] = set()
+    if hunk.removed:
+        for line in range(lo, hi + 1):
+            sym = enclosing(symbols, line)
+            names.add(sym.qualname if sym else MODULE_LEVEL)
+    scope = ""
+    if hunk.added:
+        a, b = enclosing(symbols, lo), enclosing(symbols, hi)
+        common = a if a is not None and a == b else None
+        if common is None and hunk.indented and not hunk.removed:
+            # lines appended at the end of a body: the def of the line above
+            common = a
+        if common is not None:
+            names.add(common.qualname)
+            scope = common.qualname + "."
+        elif not hunk.removed and not hunk.new_defs:
+            names.add(MODULE_LEVEL)
+    names.update(scope + d for d in hunk.new_defs)
+    return tuple(sorted(names))
+
+
+# --------------------------------------------------------------------------
+# Overlap
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HunkRef:
+    """A hunk as the overlap report names it."""
+
+    index: int
+    count: int
+    header: str
+    span: tuple[int, int]
+    symbols: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"hunk {self.index}/{self.count} (lines {self.span[0]}-{self.span[1]})"
+
+
+@dataclass(frozen=True)
+class HunkPair:
+    """Our hunk and their hunk changing the same or neighbouring base lines."""
+
+    ours: HunkRef
+    theirs: HunkRef
+    distance: int  # 0: the changed lines intersect
+
+    @property
+    def relation(self) -> str:
+        return "overlapping" if self.distance == 0 else f"{self.distance} line(s) apart"
+
+
+@dataclass(frozen=True)
+class FileOverlap:
+    """One file both sides touch."""
+
+    path: str
+    ours: tuple[HunkRef, ...]
+    theirs: tuple[HunkRef, ...]
+    pairs: tuple[HunkPair, ...]
+    shared_symbols: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Files, functions and hunks touched by both sides."""
+
+    files: tuple[FileOverlap, ...]
+    ours_only: tuple[str, ...]
+    theirs_only: tuple[str, ...]
+
+    @property
+    def kind(self) -> Literal["disjoint", "same-files", "overlapping"]:
+        if not self.files:
+            return "disjoint"
+        if any(f.pairs for f in self.files):
+            return "overlapping"
+        return "same-files"
+
+    @property
+    def shared_symbols(self) -> tuple[str, ...]:
+        return tuple(f"{f.path}::{s}" for f in self.files for s in f.shared_symbols)
+
+    @property
+    def pairs(self) -> tuple[tuple[str, HunkPair], ...]:
+        return tuple((f.path, p) for f in self.files for p in f.pairs)
+
+
+def _distance(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return max(0, max(a[0], b[0]) - min(a[1], b[1]))
+
+
+def _refs(hunks: Sequence[DiffHunk], symbols: Sequence[Symbol]) -> list[HunkRef]:
+    return [
+        HunkRef(h.index, h.count, h.header, h.span, hunk_symbols(h, symbols))
+        for h in hunks
+    ]
+
+
+def compute_overlap(
+    ours: Diff, theirs: Diff, base_sources: Mapping[str, str | None]
+) -> Overlap:
+    """Compare two diffs of the same base; ``base_sources`` maps path -> base text.
+
+    Both diffs must be cumulative (one entry per file, as ``git diff`` gives).
+    Python files are mapped to functions/classes with :mod:`ast`.
+    """
+    shared = sorted(set(ours.paths) & set(theirs.paths))
+    files = []
+    for path in shared:
+        src = base_sources.get(path)
+        syms = python_symbols(src) if src is not None and path.endswith(".py") else ()
+        o = _refs(ours.hunks(path), syms)
+        t = _refs(theirs.hunks(path), syms)
+        pairs = tuple(
+            HunkPair(a, b, d)
+            for a in o
+            for b in t
+            if (d := _distance(a.span, b.span)) <= NEAR
+        )
+        common = sorted(
+            {s for h in o for s in h.symbols} & {s for h in t for s in h.symbols}
+        )
+        files.append(FileOverlap(path, tuple(o), tuple(t), pairs, tuple(common)))
+    return Overlap(
+        files=tuple(files),
+        ours_only=tuple(p for p in ours.paths if p not in shared),
+        theirs_only=tuple(p for p in theirs.paths if p not in shared),
+    )
+
+
+# --------------------------------------------------------------------------
+# Which tests each side brings
+# --------------------------------------------------------------------------
+
+
+def test_targets(diff: Diff) -> tuple[str, ...]:
+    """The pytest modules a diff adds or modifies (removed ones cannot run)."""
+    return tuple(
+        f.path for f in diff.files if f.status != "removed" and is_test_module(f.path)
+    )
+
+
+def _node_id(path: str, qualname: str) -> str | None:
+    """``path::Class::test`` of the test a qualname lies in, else None."""
+    parts = qualname.split(".")
+    for i in range(len(parts), 0, -1):
+        head = parts[:i]
+        if head[-1].startswith("test") and all(p.startswith("Test") for p in head[:-1]):
+            return "::".join([path, *head])
+    return None
+
+
+def touched_tests(
+    diff: Diff,
+    base_sources: Mapping[str, str | None],
+    new_sources: Mapping[str, str | None] | None = None,
+) -> tuple[str, ...]:
+    """The tests a diff adds or changes, as pytest targets.
+
+    A new test module is one whole target; in a modified module each test
+    function whose lines change (``ast`` on the base and new files) is one
+    node id. Helper-only or import-only edits select no test.
+    """
+    targets: list[str] = []
+    for f in diff.files:
+        if f.status == "removed" or not is_test_module(f.path):
+            continue
+        if f.status == "added" or base_sources.get(f.path) is None:
+            targets.append(f.path)
+            continue
+        names: set[str] = set()
+        old_syms = python_symbols(base_sources.get(f.path) or "")
+        for h in f.hunks:
+            names.update(hunk_symbols(h, old_syms))
+        new_src = (new_sources or {}).get(f.path)
+        if new_src is not None:
+            new_syms = python_symbols(new_src)
+            for h in f.hunks:
+                for line in h.added_lines:
+                    sym = enclosing(new_syms, line)
+                    if sym is not None:
+                        names.add(sym.qualname)
+        for name in sorted(names):
+            node = _node_id(f.path, name)
+            if node:
+                targets.append(node)
+    return tuple(dict.fromkeys(targets))
+
+
+def merge_targets(*groups: Iterable[str]) -> tuple[str, ...]:
+    """Union of pytest targets; node ids inside a whole-file target are dropped."""
+    flat = list(dict.fromkeys(t for g in groups for t in g))
+    files = {t for t in flat if "::" not in t}
+    return tuple(t for t in flat if "::" not in t or target_file(t) not in files)
+
+
+def target_file(target: str) -> str:
+    """The file of a pytest target (``path.py::node`` -> ``path.py``)."""
+    return target.split("::", 1)[0]
+
+
+def test_folders(targets: Iterable[str]) -> tuple[str, ...]:
+    """The folders of some pytest targets, e.g. ``tests/v1/core``."""
+    return tuple(sorted({posixpath.dirname(target_file(t)) for t in targets}))
+
+
+def in_folders(paths: Iterable[str], folders: Iterable[str]) -> tuple[str, ...]:
+    """The paths directly inside one of ``folders`` (not in subfolders)."""
+    wanted = set(folders)
+    return tuple(p for p in paths if posixpath.dirname(p) in wanted)
+
+
+def module_of(target_or_path: str) -> str:
+    """JUnit's dotted module name of a test file or pytest target."""
+    path = target_file(target_or_path)
+    return path[:-3].replace("/", ".") if path.endswith(".py") else path
+
+
+def belongs_to(test_id: str, module: str) -> bool:
+    """Whether a JUnit test id is in dotted ``module`` (maybe inside a class)."""
+    head = test_id.split("::", 1)[0]
+    return head == module or head.startswith(module + ".")
+
+
+# --------------------------------------------------------------------------
+# Behaviour matrix
+# --------------------------------------------------------------------------
+
+CellStatus = Literal["ran", "conflict", "not-applicable"]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A column: the runtime code the tests run against."""
+
+    key: str  # "base", "ours", "theirs", "both", ...
+    label: str
+    tree: str  # the tree the column lives in (e.g. "vllm 0.30.0")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One side's tests run on one runtime."""
+
+    side: Side
+    runtime: str
+    status: CellStatus
+    report: JunitReport | None = None
+    # dotted module -> "import" or "collection": modules pytest could not load
+    broken_modules: dict[str, str] = field(default_factory=dict)
+    conflict: tuple[str, ...] = ()  # what did not apply: files/hunks
+    command: str = ""
+    seconds: float = 0.0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class SideTests:
+    """The tests one side brings and how they classify (base vs own runtime)."""
+
+    side: Side
+    label: str
+    targets: tuple[str, ...]
+    base_runtime: str
+    own_runtime: str
+    classification: Classification | None = None
+    note: str = ""
+
+
+def collection_kind(text: str) -> str:
+    """``import`` for a module that failed to import, else ``collection``."""
+    return (
+        "import"
+        if re.search(r"ImportError|ModuleNotFoundError", text)
+        else "collection"
+    )
+
+
+def effective_outcomes(cell: Cell, test_ids: Iterable[str]) -> dict[str, TestOutcome]:
+    """Outcomes of ``test_ids`` in a cell; tests whose module failed to load count
+    as errors (kind ``import``/``collection``) instead of silently missing."""
+    out: dict[str, TestOutcome] = {}
+    tests = cell.report.tests if cell.report else {}
+    for tid in test_ids:
+        if tid in tests:
+            out[tid] = tests[tid]
+            continue
+        for mod, kind in cell.broken_modules.items():
+            if belongs_to(tid, mod):
+                out[tid] = TestOutcome(tid, "error", 0.0, kind, f"{mod}: {kind} error")
+                break
+    return out
+
+
+def side_test_ids(cells: Iterable[Cell], side: Side) -> tuple[str, ...]:
+    """Every test id a side's tests produced in any cell."""
+    ids: set[str] = set()
+    for c in cells:
+        if c.side == side and c.report is not None:
+            ids.update(c.report.tests)
+    return tuple(sorted(ids))
+
+
+def classify_side(side: SideTests, cells: Mapping[tuple[str, str], Cell]) -> SideTests:
+    """F2P/P2P of a side's tests: its base-runtime cell vs its own-runtime cell."""
+    red = cells.get((side.side, side.base_runtime))
+    green = cells.get((side.side, side.own_runtime))
+    if red is None or green is None or red.report is None or green.report is None:
+        return replace(side, classification=None, note="not classified: no run")
+    ids = side_test_ids([red, green], side.side)
+    r = replace(red.report, tests=effective_outcomes(red, ids))
+    g = replace(green.report, tests=effective_outcomes(green, ids))
+    return replace(side, classification=classify(r, g))
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    """A group of one side's tests (one category) across all runtimes."""
+
+    side: Side
+    category: str
+    tests: tuple[str, ...]
+    cells: tuple[str, ...]  # one per runtime column
+
+    @property
+    def label(self) -> str:
+        return f"{self.side}: {self.category} ({len(self.tests)})"
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Which approach passes which tests."""
+
+    runtimes: tuple[Runtime, ...]
+    rows: tuple[MatrixRow, ...]
+    details: tuple[tuple[str, str, tuple[str, ...]], ...]  # (side, test, cells)
+
+
+ROW_ORDER = (
+    "FAIL_TO_PASS",
+    "PASS_TO_PASS",
+    "PASS_TO_FAIL",
+    "FAIL_TO_FAIL",
+    "SKIPPED",
+    "MISSING",
+    "UNCLASSIFIED",
+)
+
+
+def cell_summary(cell: Cell | None, test_ids: Sequence[str]) -> str:
+    """One matrix cell: ``3/3 pass``, ``conflict``, ``error (import)`` ..."""
+    if cell is None or cell.status == "not-applicable":
+        return "n/a"
+    if cell.status == "conflict":
+        return "conflict"
+    if not test_ids:
+        return "-"
+    outs = effective_outcomes(cell, test_ids)
+    passed = sum(1 for t in outs.values() if t.outcome == "passed")
+    failed = sum(1 for t in outs.values() if t.outcome == "failed")
+    skipped = sum(1 for t in outs.values() if t.outcome == "skipped")
+    errors: dict[str, int] = {}
+    for t in outs.values():
+        if t.outcome == "error":
+            kind = t.kind if t.kind in ("import", "collection") else "setup"
+            errors[kind] = errors.get(kind, 0) + 1
+    missing = len(test_ids) - len(outs)
+    if len(errors) == 1 and sum(errors.values()) == len(test_ids):
+        return f"error ({next(iter(errors))})"
+    parts = [f"{passed}/{len(test_ids)} pass"]
+    if failed:
+        parts.append(f"{failed} fail")
+    parts += [f"{n} error ({k})" for k, n in sorted(errors.items())]
+    if skipped:
+        parts.append(f"{skipped} skip")
+    if missing:
+        parts.append(f"{missing} not collected")
+    return ", ".join(parts)
+
+
+def outcome_mark(cell: Cell | None, test_id: str) -> str:
+    """One per-test cell of the detail table."""
+    if cell is None or cell.status == "not-applicable":
+        return "n/a"
+    if cell.status == "conflict":
+        return "conflict"
+    out = effective_outcomes(cell, [test_id]).get(test_id)
+    if out is None:
+        return "-"
+    if out.outcome == "error" and out.kind in ("import", "collection"):
+        return f"error ({out.kind})"
+    return {"passed": "pass", "failed": "FAIL", "error": "error", "skipped": "skip"}[
+        out.outcome
+    ]
+
+
+def build_matrix(
+    runtimes: Sequence[Runtime],
+    sides: Sequence[SideTests],
+    cells: Mapping[tuple[str, str], Cell],
+) -> Matrix:
+    """Rows: each side's tests by category; columns: runtimes."""
+    rows: list[MatrixRow] = []
+    details: list[tuple[str, str, tuple[str, ...]]] = []
+    for side in sides:
+        groups: dict[str, list[str]] = {}
+        if side.classification is not None:
+            for cat, cat_ids in side.classification.by_category.items():
+                groups[cat] = list(cat_ids)
+        seen = {t for ids in groups.values() for t in ids}
+        rest = [t for t in side_test_ids(cells.values(), side.side) if t not in seen]
+        if rest:
+            groups["UNCLASSIFIED"] = rest
+        if not groups:
+            groups["UNCLASSIFIED"] = []
+        for cat in ROW_ORDER:
+            if cat not in groups:
+                continue
+            row_ids = tuple(groups[cat])
+            row_cells = tuple(
+                cell_summary(cells.get((side.side, r.key)), row_ids) for r in runtimes
+            )
+            rows.append(MatrixRow(side.side, cat, row_ids, row_cells))
+            if cat != "PASS_TO_PASS":
+                for tid in row_ids:
+                    marks = tuple(
+                        outcome_mark(cells.get((side.side, r.key)), tid)
+                        for r in runtimes
+                    )
+                    details.append((side.side, tid, marks))
+    return Matrix(runtimes=tuple(runtimes), rows=tuple(rows), details=tuple(details))
+
+
+# --------------------------------------------------------------------------
+# Rendering
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    """Everything the reconcile report says."""
+
+    title: str
+    competitor: str  # what --with named
+    competitor_kind: str  # "patch", "git", "release"
+    base_label: str
+    ours: Diff
+    theirs: Diff
+    overlap: Overlap
+    sides: tuple[SideTests, ...]
+    runtimes: tuple[Runtime, ...]
+    cells: dict[tuple[str, str], Cell]
+    matrix: Matrix
+    notes: tuple[str, ...] = ()
+
+
+def _short(test_id: str) -> str:
+    return test_id.rsplit(".", 1)[-1] if "::" not in test_id else test_id
+
+
+def render_markdown(res: ReconcileResult) -> str:
+    """The PR-thread report."""
+    out = [f"## Reconcile: {res.title or 'our fix'} vs {res.competitor}\n"]
+    o, t = res.ours.stats(), res.theirs.stats()
+    out.append(
+        f"Base: **{res.base_label}**. Competitor ({res.competitor_kind}): "
+        f"`{res.competitor}`. Ours: {o['files']} file(s), {o['hunks']} hunk(s) "
+        f"(+{o['added']}/-{o['removed']}); theirs: {t['files']} file(s), "
+        f"{t['hunks']} hunk(s) (+{t['added']}/-{t['removed']}).\n"
+    )
+    out.append("### Overlap\n")
+    ov = res.overlap
+    verdict = {
+        "disjoint": "The two changes touch **no common file**.",
+        "same-files": "Both sides touch the same file(s) but **no hunks overlap**.",
+        "overlapping": "Both sides change **the same code** (overlapping hunks).",
+    }[ov.kind]
+    out.append(verdict + "\n")
+    if ov.files:
+        rows = []
+        for f in ov.files:
+            rows.append(
+                [
+                    f"`{f.path}`",
+                    len(f.ours),
+                    len(f.theirs),
+                    ", ".join(f"`{s}`" for s in f.shared_symbols) or "-",
+                    len(f.pairs),
+                ]
+            )
+        out.append(
+            md_table(
+                [
+                    "file",
+                    "our hunks",
+                    "their hunks",
+                    "functions both change",
+                    "overlapping hunk pairs",
+                ],
+                rows,
+            )
+        )
+    if ov.pairs:
+        out.append("\nOverlapping hunks (base-file lines):\n")
+        out.append(
+            md_table(
+                ["file", "ours", "theirs", "relation", "functions"],
+                [
+                    [
+                        f"`{path}`",
+                        p.ours.describe(),
+                        p.theirs.describe(),
+                        p.relation,
+                        ", ".join(sorted(set(p.ours.symbols) | set(p.theirs.symbols))),
+                    ]
+                    for path, p in ov.pairs
+                ],
+            )
+        )
+    only = [("ours only", ov.ours_only), ("theirs only", ov.theirs_only)]
+    for label, paths in only:
+        if paths:
+            out.append(f"\n{label}: " + ", ".join(f"`{p}`" for p in paths) + "\n")
+    out.append("\n### Behaviour matrix\n")
+    out.append(
+        "Rows: each side's tests, classified SWE-bench style on base runtime vs "
+        "that side's runtime. Columns: the runtime they run on (tests always "
+        "come from the row's side).\n"
+    )
+    for rt in res.runtimes:
+        out.append(f"- **{rt.key}**: {rt.label} (tree: {rt.tree})")
+    out.append("")
+    out.append(
+        md_table(
+            ["tests", *[rt.key for rt in res.runtimes]],
+            [[r.label, *r.cells] for r in res.matrix.rows],
+        )
+    )
+    if res.matrix.details:
+        shown = res.matrix.details[:MAX_DETAILS]
+        out.append("\nPer test (all but PASS_TO_PASS):\n")
+        out.append(
+            md_table(
+                ["side", "test", *[rt.key for rt in res.runtimes]],
+                [[s, f"`{_short(t)}`", *m] for s, t, m in shown],
+            )
+        )
+        if len(res.matrix.details) > len(shown):
+            more = len(res.matrix.details) - len(shown)
+            out.append(f"\n... and {more} more test(s) in reconcile.json.\n")
+    out.append("")
+    for side in res.sides:
+        targets = ", ".join(f"`{t}`" for t in side.targets) or "none"
+        out.append(f"- **{side.side}** tests ({side.label}): {targets}")
+        problems = side.classification.problems if side.classification else ()
+        out += [f"  - {p}" for p in problems]
+        if side.note:
+            out.append(f"  - {side.note}")
+    notes = [c for c in res.cells.values() if c.note]
+    out += [f"- {c.side} tests on {c.runtime}: {c.note}" for c in notes]
+    conflicts: dict[tuple[str, ...], list[str]] = {}
+    for c in res.cells.values():
+        if c.status == "conflict":
+            runtimes = conflicts.setdefault(c.conflict, [])
+            if c.runtime not in runtimes:
+                runtimes.append(c.runtime)
+    if conflicts:
+        out.append("\n### Conflicts\n")
+        for lines, runtimes in conflicts.items():
+            where = ", ".join(f"**{r}**" for r in runtimes)
+            out.append(f"- {where}: " + "; ".join(lines))
+        out.append("")
+    if res.notes:
+        out.append("\n### Notes\n")
+        out += [f"- {n}" for n in res.notes]
+        out.append("")
+    cmds = [c for c in res.cells.values() if c.command]
+    if cmds:
+        out.append("\n<details><summary>Commands</summary>\n")
+        for c in cmds:
+            out.append(
+                f"- {c.side} tests on {c.runtime} ({c.seconds:.0f}s): `{c.command}`"
+            )
+        out.append("\n</details>\n")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _diff_json(d: Diff) -> dict[str, Any]:
+    return {
+        "stats": d.stats(),
+        "files": [
+            {
+                "path": f.path,
+                "status": f.status,
+                "hunks": [{"header": h.header, "span": list(h.span)} for h in f.hunks],
+            }
+            for f in d.files
+        ],
+    }
+
+
+def to_json(res: ReconcileResult) -> dict[str, Any]:
+    """The machine-readable report."""
+    ov = res.overlap
+    return {
+        "title": res.title,
+        "competitor": {"ref": res.competitor, "kind": res.competitor_kind},
+        "base": res.base_label,
+        "ours": _diff_json(res.ours),
+        "theirs": _diff_json(res.theirs),
+        "overlap": {
+            "kind": ov.kind,
+            "files": [
+                {
+                    "path": f.path,
+                    "our_hunks": [h.describe() for h in f.ours],
+                    "their_hunks": [h.describe() for h in f.theirs],
+                    "shared_symbols": list(f.shared_symbols),
+                    "pairs": [
+                        {
+                            "ours": p.ours.describe(),
+                            "theirs": p.theirs.describe(),
+                            "distance": p.distance,
+                            "symbols": sorted(
+                                set(p.ours.symbols) | set(p.theirs.symbols)
+                            ),
+                        }
+                        for p in f.pairs
+                    ],
+                }
+                for f in ov.files
+            ],
+            "ours_only": list(ov.ours_only),
+            "theirs_only": list(ov.theirs_only),
+        },
+        "runtimes": [
+            {"key": r.key, "label": r.label, "tree": r.tree} for r in res.runtimes
+        ],
+        "sides": [
+            {
+                "side": s.side,
+                "label": s.label,
+                "targets": list(s.targets),
+                "classified_on": [s.base_runtime, s.own_runtime],
+                "classification": (
+                    s.classification.by_category if s.classification else None
+                ),
+                "problems": list(s.classification.problems) if s.classification else [],
+                "note": s.note,
+            }
+            for s in res.sides
+        ],
+        "matrix": [
+            {
+                "side": r.side,
+                "category": r.category,
+                "tests": list(r.tests),
+                "cells": dict(
+                    zip([rt.key for rt in res.runtimes], r.cells, strict=True)
+                ),
+            }
+            for r in res.matrix.rows
+        ],
+        "cells": [
+            {
+                "side": c.side,
+                "runtime": c.runtime,
+                "status": c.status,
+                "summary": c.report.summary() if c.report else None,
+                "outcomes": (
+                    {k: v.outcome for k, v in sorted(c.report.tests.items())}
+                    if c.report
+                    else {}
+                ),
+                "broken_modules": c.broken_modules,
+                "conflict": list(c.conflict),
+                "command": c.command,
+                "seconds": round(c.seconds, 1),
+                "note": c.note,
+            }
+            for c in res.cells.values()
+        ],
+        "notes": list(res.notes),
+    }

@@ -1,0 +1,687 @@
+"""``forkkit reconcile --with REF``: weigh our fix against a competing change.
+
+REF is a patch/mbox file, a ref of the upstream git repository (a PR such as
+``pull/53802/head``), or a newer release (``vllm==0.32.0``, diffed from our
+base over the files we touch). The competitor becomes a commit on our base;
+each side's tests then run on each side's runtime (and ours on top of theirs)
+and the result is a PR-ready Markdown + JSON report. Analysis is pure
+(:mod:`forkkit.diffs`); this module does the git, download and pytest work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from forkkit.config import ForkConfig
+from forkkit.diffs import (
+    Cell,
+    Diff,
+    Overlap,
+    ReconcileResult,
+    Runtime,
+    Side,
+    SideTests,
+    build_matrix,
+    classify_side,
+    collection_kind,
+    compute_overlap,
+    in_folders,
+    merge_targets,
+    parse_diff,
+    render_markdown,
+    target_file,
+    test_folders,
+    test_targets,
+    to_json,
+    touched_tests,
+)
+from forkkit.errors import ForkkitError
+from forkkit.forktree import materialize
+from forkkit.git import Git
+from forkkit.junit import JunitReport, parse_junit
+from forkkit.progress import say, step
+from forkkit.pytest_run import run_pytest
+from forkkit.report import write_reports
+from forkkit.series import hunk_at, parse_patch_text
+from forkkit.testenv import TestEnv, ensure_testenv
+from forkkit.upstream import extract_sdist, fetch_sdist, resolve_sdist
+
+Kind = Literal["patch", "git", "release"]
+REF_PREFIX = "refs/forkkit-reconcile"
+_RELEASE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)$")
+
+
+@dataclass(frozen=True)
+class Competitor:
+    """What ``--with`` names."""
+
+    ref: str
+    kind: Kind
+    name: str = ""  # release: project name
+    version: str = ""  # release: version
+
+
+def parse_competitor(ref: str, project: str) -> Competitor:
+    """Classify ``--with``: an existing file, ``NAME==VERSION`` or a git ref."""
+    if Path(ref).is_file():
+        return Competitor(ref, "patch")
+    m = _RELEASE.match(ref)
+    if m:
+        if m.group(1).lower() != project.lower():
+            raise ForkkitError(
+                f"--with {ref}: a release competitor must be {project}==VERSION"
+            )
+        return Competitor(ref, "release", m.group(1), m.group(2))
+    if not ref or ref.startswith("-") or any(c.isspace() for c in ref):
+        raise ForkkitError(
+            f"--with {ref!r}: not a file, NAME==VERSION or git ref; see --help"
+        )
+    return Competitor(ref, "git")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A diff applied on top of a tree (one side's runtime or tests part)."""
+
+    name: str
+    side: Side
+    text: str
+    diff: Diff | None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A tree the runtimes of some columns are built on."""
+
+    label: str
+    root: str  # commit
+    tests: dict[str, tuple[Layer, ...]]  # side -> test layers to add here
+
+
+# --------------------------------------------------------------------------
+# git helpers
+# --------------------------------------------------------------------------
+
+
+def _commit_dir(git: Git, src: Path, message: str, parent: str | None) -> str:
+    """Commit the files of ``src`` (an extracted sdist) as one commit."""
+    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-reconcile.idx"
+    index.unlink(missing_ok=True)
+    env = {"GIT_INDEX_FILE": str(index)}
+    git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
+    git.run(
+        "--work-tree",
+        str(src),
+        "rm",
+        "-q",
+        "--cached",
+        "--ignore-unmatch",
+        ".forkkit-extracted",
+        extra_env=env,
+    )
+    tree = git.run("write-tree", extra_env=env).stdout.strip()
+    index.unlink(missing_ok=True)
+    args = ["commit-tree", tree, "-m", message]
+    if parent:
+        args += ["-p", parent]
+    return git.out(*args)
+
+
+def _graft(git: Git, base: str, donor: str, paths: list[str], message: str) -> str:
+    """A commit on ``base`` whose ``paths`` are as in ``donor`` (absent: removed)."""
+    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-graft.idx"
+    index.unlink(missing_ok=True)
+    env = {"GIT_INDEX_FILE": str(index)}
+    git.run("read-tree", base, extra_env=env)
+    for path in paths:
+        entry = git.out("ls-tree", donor, "--", path)
+        if entry:
+            mode, _, rest = entry.partition(" ")
+            sha = rest.split()[1]
+            git.run(
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                f"{mode},{sha},{path}",
+                extra_env=env,
+            )
+        else:
+            git.run("update-index", "--force-remove", "--", path, extra_env=env)
+    tree = git.run("write-tree", extra_env=env).stdout.strip()
+    index.unlink(missing_ok=True)
+    return git.out("commit-tree", tree, "-p", base, "-m", message)
+
+
+def _diff_text(git: Git, a: str, b: str, paths: list[str] | tuple[str, ...]) -> str:
+    if not paths:
+        return ""
+    return git.run("diff", "--full-index", "--binary", a, b, "--", *paths).stdout
+
+
+def _layer(
+    git: Git, a: str, b: str, paths: tuple[str, ...], name: str, side: Side
+) -> Layer:
+    text = _diff_text(git, a, b, paths)
+    return Layer(name, side, text, parse_diff(text, name) if text.strip() else None)
+
+
+def _show(git: Git, rev: str, path: str) -> str | None:
+    proc = git.run("show", f"{rev}:{path}", check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+class Workspace:
+    """A detached worktree of the reconcile repo where cells are assembled."""
+
+    def __init__(self, git: Git, path: Path) -> None:
+        self.repo = git
+        self.path = path
+        git.run("worktree", "prune")
+        if not (path / ".git").exists():
+            git.run("worktree", "add", "-q", "--detach", "-f", str(path), "HEAD")
+        self.git = Git(path)
+
+    def reset(self, commit: str) -> None:
+        self.git.run("reset", "-q", "--hard")
+        self.git.run("checkout", "-q", "-f", "--detach", commit)
+        self.git.run("clean", "-q", "-fdx")
+
+    def apply(self, layer: Layer, patch_file: Path) -> tuple[int, str]:
+        """``git apply --3way`` a layer; (returncode, stderr)."""
+        patch_file.parent.mkdir(parents=True, exist_ok=True)
+        patch_file.write_text(layer.text)
+        proc = self.git.run(
+            "apply", "--3way", "--whitespace=nowarn", str(patch_file), check=False
+        )
+        return proc.returncode, proc.stderr + proc.stdout
+
+    def unmerged(self) -> list[str]:
+        out = self.git.out("diff", "--name-only", "--diff-filter=U")
+        return sorted(set(out.splitlines()))
+
+
+# --------------------------------------------------------------------------
+# Competitor -> commit on our base
+# --------------------------------------------------------------------------
+
+
+def _is_mbox(text: str) -> bool:
+    return text.startswith("From ") and "\nSubject:" in text
+
+
+def _apply_failure(
+    ws: Workspace, patch: Path, text: str, base_label: str
+) -> ForkkitError:
+    proc = ws.git.run("apply", "--check", "--verbose", str(patch), check=False)
+    out = proc.stderr + proc.stdout
+    m = re.search(r"error: patch failed: (.+):(\d+)", out)
+    if m:
+        where = f"{m.group(1)} line {m.group(2)}"
+        try:
+            hunk = hunk_at(parse_patch_text(text, patch), m.group(1), int(m.group(2)))
+            where = hunk.describe() if hunk else where
+        except ForkkitError:
+            pass
+        return ForkkitError(
+            f"{patch.name}: {where} does not apply to {base_label}; the competitor "
+            "targets another upstream: rebase it or compare with a release instead"
+        )
+    last = out.strip().splitlines()[-1] if out.strip() else "git apply failed"
+    return ForkkitError(f"{patch.name}: does not apply to {base_label} ({last})")
+
+
+def _apply_competitor(
+    ws: Workspace, base: str, patch: Path, base_label: str, message: str
+) -> str:
+    """Commit the patch file ``patch`` on ``base``; one-line error if it fails."""
+    text = patch.read_text(errors="replace")
+    ws.reset(base)
+    if _is_mbox(text):
+        proc = ws.git.run("am", "-q", "--3way", "--keep-cr", str(patch), check=False)
+        if proc.returncode != 0:
+            ws.git.run("am", "--abort", check=False)
+            ws.reset(base)
+            raise _apply_failure(ws, patch, text, base_label)
+        return ws.git.out("rev-parse", "HEAD")
+    proc = ws.git.run("apply", "--3way", "--index", str(patch), check=False)
+    if proc.returncode != 0:
+        ws.reset(base)
+        raise _apply_failure(ws, patch, text, base_label)
+    ws.git.run("commit", "-q", "--allow-empty", "-m", message)
+    return ws.git.out("rev-parse", "HEAD")
+
+
+def _fetch(git: Git, url: str, ref: str, dest: str) -> str:
+    proc = git.run("fetch", "-q", "--no-tags", url, f"+{ref}:{dest}", check=False)
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        why = lines[-1].removeprefix("fatal: ") if lines else f"exit {proc.returncode}"
+        raise ForkkitError(
+            f"{url}: cannot fetch {ref!r} ({why}); offline or wrong ref? pass the "
+            "change as a patch file instead: --with PATH.patch"
+        )
+    sha = git.rev(dest)
+    assert sha
+    return sha
+
+
+def _theirs_from_git(
+    git: Git, ws: Workspace, cfg: ForkConfig, comp: Competitor, base: str, out: Path
+) -> str:
+    """Fetch a PR/branch and commit its own changes (vs its merge base) on base."""
+    url = cfg.upstream.git_url
+    if not url:
+        raise ForkkitError(
+            f"{cfg.path.name} [upstream]: git_url is empty; set it or pass --git-url"
+        )
+    if not cfg.upstream.git_rev:
+        raise ForkkitError(
+            f"{cfg.path.name} [upstream]: git_rev is empty; set the upstream commit "
+            "our base corresponds to"
+        )
+    with step(f"fetching {comp.ref} and {cfg.upstream.git_rev} from {url}"):
+        theirs = _fetch(git, url, comp.ref, f"{REF_PREFIX}/competitor")
+        upstream = _fetch(git, url, cfg.upstream.git_rev, f"{REF_PREFIX}/upstream")
+    proc = git.run("merge-base", theirs, upstream, check=False)
+    if proc.returncode != 0:
+        raise ForkkitError(
+            f"{comp.ref}: no common history with {cfg.upstream.git_rev}; pass the "
+            "change as a patch file instead"
+        )
+    merge_base = proc.stdout.strip()
+    text = git.run("diff", "--full-index", "--binary", merge_base, theirs).stdout
+    if not text.strip():
+        raise ForkkitError(f"{comp.ref}: no changes relative to its merge base")
+    patch = out / "competitor.diff"
+    patch.parent.mkdir(parents=True, exist_ok=True)
+    patch.write_text(text)
+    msg = f"Competitor {comp.ref} ({theirs[:12]})"
+    return _apply_competitor(ws, base, patch, cfg.upstream.label, msg)
+
+
+@dataclass(frozen=True)
+class Release:
+    """A newer release committed whole, plus its label."""
+
+    commit: str
+    label: str
+
+
+def _fetch_release(
+    git: Git, cfg: ForkConfig, comp: Competitor, sha256: str, sdist_url: str
+) -> Release:
+    """Download (sha256-verified), extract and commit the release's full tree."""
+    if not sha256:
+        ref = resolve_sdist(cfg.upstream.name, comp.version, cfg.upstream.index_url)
+        sha256 = ref.sha256
+        say(f"{ref.filename}: index sha256 {sha256} (pin it with --sha256)")
+    spec = cfg.with_upstream(
+        version=comp.version, sha256=sha256, sdist_url=sdist_url, source="sdist"
+    ).upstream
+    archive = fetch_sdist(spec, cfg.workdir / "cache" / "sdist")
+    src = extract_sdist(
+        archive, cfg.workdir / "upstream" / f"{spec.name}-{spec.version}", sha256
+    )
+    key = f"{REF_PREFIX}/release-{spec.version}"
+    commit = git.rev(key)
+    marker = f"sha256 {sha256}"
+    if not commit or marker not in git.out("log", "-1", "--format=%B", commit):
+        with step(f"committing {spec.label} ({archive.name})"):
+            commit = _commit_dir(git, src, f"{spec.label} ({marker})", None)
+        git.run("update-ref", key, commit)
+    return Release(commit, spec.label)
+
+
+# --------------------------------------------------------------------------
+# Cells
+# --------------------------------------------------------------------------
+
+
+def broken_modules(junit: Path) -> dict[str, str]:
+    """Modules pytest could not collect, with ``import``/``collection``."""
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return {}
+    out: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        if case.get("classname"):
+            continue
+        for child in case:
+            if child.tag == "error":
+                text = (child.get("message") or "") + "\n" + (child.text or "")
+                out[case.get("name", "")] = collection_kind(text)
+    return out
+
+
+def _conflict_lines(
+    layer: Layer, files: list[str], stderr: str, overlap: Overlap
+) -> tuple[str, ...]:
+    """Name the files and hunks of a layer that did not apply."""
+    lines: list[str] = []
+    pairs = overlap.pairs
+    for f in files:
+        other = "their" if layer.side == "ours" else "our"
+        mine = [
+            f"{layer.name} {a.describe()} vs {other} {b.describe()}"
+            for path, p in pairs
+            if path == f
+            for a, b in [
+                (p.ours, p.theirs) if layer.side == "ours" else (p.theirs, p.ours)
+            ]
+        ]
+        if mine:
+            lines.append(f"{f}: " + "; ".join(mine))
+        else:
+            hunks = layer.diff.hunks(f) if layer.diff else ()
+            ids = ", ".join(f"{h.index}/{h.count}" for h in hunks) or "?"
+            lines.append(f"{f}: {layer.name} hunk(s) {ids} (3-way merge conflict)")
+    if not lines:
+        errs = [
+            ln.removeprefix("error: ")
+            for ln in stderr.splitlines()
+            if ln.startswith("error:")
+        ]
+        lines = [f"{layer.name}: {e}" for e in errs[:5]] or [
+            f"{layer.name}: git apply failed"
+        ]
+    return tuple(lines)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything needed to run one cell."""
+
+    side: Side
+    runtime: Runtime
+    root: str
+    layers: tuple[Layer, ...]
+    targets: tuple[str, ...]
+
+
+def run_cell(
+    ws: Workspace,
+    plan: Plan,
+    env: TestEnv,
+    out: Path,
+    overlap: Overlap,
+    extra: list[str],
+    timeout: float | None,
+) -> Cell:
+    """Assemble a cell's tree (conflict if a layer does not apply) and run it."""
+    name = f"{plan.side}-on-{plan.runtime.key}"
+    ws.reset(plan.root)
+    for i, layer in enumerate(plan.layers):
+        if not layer.text.strip():
+            continue
+        rc, err = ws.apply(layer, out / "layers" / f"{name}-{i}.diff")
+        if rc != 0:
+            files = ws.unmerged()
+            say(f"{name}: {layer.name} does not apply ({', '.join(files) or 'error'})")
+            return Cell(
+                plan.side,
+                plan.runtime.key,
+                "conflict",
+                conflict=_conflict_lines(layer, files, err, overlap),
+            )
+    present = tuple(t for t in plan.targets if (ws.path / target_file(t)).is_file())
+    absent = [t for t in plan.targets if t not in present]
+    note = f"not in this tree: {', '.join(absent)}" if absent else ""
+    if not present:
+        return Cell(plan.side, plan.runtime.key, "not-applicable", note=note)
+    with step(f"{plan.side} tests on {plan.runtime.key} ({len(present)} target(s))"):
+        run = run_pytest(
+            env, ws.path, list(present), out / "junit", name, extra, False, timeout
+        )
+    try:
+        report = parse_junit(run.junit)
+    except ForkkitError:
+        report = JunitReport()
+        note = (note + "; " if note else "") + (
+            f"pytest wrote no JUnit XML (exit {run.returncode}), see {run.log}"
+        )
+    return Cell(
+        plan.side,
+        plan.runtime.key,
+        "ran",
+        report=report,
+        broken_modules=broken_modules(run.junit),
+        command=run.command,
+        seconds=run.seconds,
+        note=note,
+    )
+
+
+# --------------------------------------------------------------------------
+# Orchestration
+# --------------------------------------------------------------------------
+
+
+def reconcile(
+    cfg: ForkConfig,
+    ref: str,
+    *,
+    sha256: str = "",
+    sdist_url: str = "",
+    their_tests: str = "files",
+    their_tree: bool = True,
+    pytest_args: list[str] | None = None,
+    timeout: float | None = None,
+) -> tuple[ReconcileResult, Path, Path]:
+    """Run the whole comparison; return the result and the report paths."""
+    comp = parse_competitor(ref, cfg.upstream.name)
+    work = cfg.workdir / "reconcile"
+    fork = materialize(cfg, dest=work / "repo")
+    git, base, ours_head = fork.git, fork.base, fork.head
+    ws = Workspace(git, work / "cell")
+    base_label = fork.upstream_label
+    ours = (
+        parse_diff(_diff_text(git, base, ours_head, ["."]), "our series")
+        if ours_head != base
+        else Diff(files=())
+    )
+    our_test_paths = ours.test_paths
+    base_src = {p: _show(git, base, p) for p in ours.paths}
+    new_src = {p: _show(git, ours_head, p) for p in our_test_paths}
+    our_targets = merge_targets(
+        cfg.fix.focused_tests, touched_tests(ours, base_src, new_src)
+    )
+    release: Release | None = None
+    notes: list[str] = []
+    if comp.kind == "patch":
+        theirs_head = _apply_competitor(
+            ws, base, Path(comp.ref), base_label, f"Competitor {Path(comp.ref).name}"
+        )
+    elif comp.kind == "git":
+        theirs_head = _theirs_from_git(git, ws, cfg, comp, base, work)
+    else:
+        release = _fetch_release(git, cfg, comp, sha256, sdist_url)
+        folders = test_folders([*our_targets, *our_test_paths])
+        changed = git.out("diff", "--name-only", base, release.commit).splitlines()
+        scope = sorted(
+            set(ours.paths)
+            | set(cfg.fix.runtime_files)
+            | set(in_folders(changed, folders))
+        )
+        theirs_head = _graft(
+            git, base, release.commit, scope, f"{release.label} over our files"
+        )
+        notes.append(
+            f"Their change = {release.label} minus {base_label} over {len(scope)} "
+            f"file(s): the runtime files we touch plus changed files in our test "
+            f"folders ({', '.join(folders)}); computed at run time from the sdists."
+        )
+    git.run("update-ref", f"{REF_PREFIX}/theirs", theirs_head)
+    theirs = parse_diff(_diff_text(git, base, theirs_head, ["."]), comp.ref)
+    shared = set(ours.paths) | set(theirs.paths)
+    overlap = compute_overlap(ours, theirs, {p: _show(git, base, p) for p in shared})
+    if their_tests == "changed":
+        tsrc = {p: _show(git, base, p) for p in theirs.test_paths}
+        nsrc = {p: _show(git, theirs_head, p) for p in theirs.test_paths}
+        their_targets = touched_tests(theirs, tsrc, nsrc)
+    else:
+        their_targets = test_targets(theirs)
+
+    ours_rt = _layer(git, base, ours_head, ours.runtime_paths, "our runtime", "ours")
+    ours_t = _layer(git, base, ours_head, our_test_paths, "our tests", "ours")
+    theirs_rt = _layer(
+        git, base, theirs_head, theirs.runtime_paths, "their runtime", "theirs"
+    )
+    theirs_t = _layer(
+        git, base, theirs_head, theirs.test_paths, "their tests", "theirs"
+    )
+
+    tree_a = f"{base_label} (our base)"
+    runtimes: list[tuple[Runtime, str, tuple[Layer, ...], Frame]] = []
+    frame_a = Frame(tree_a, base, {"ours": (ours_t,), "theirs": (theirs_t,)})
+    runtimes += [
+        (Runtime("base", f"pristine {base_label}", tree_a), base, (), frame_a),
+        (
+            Runtime("ours", "base + our runtime change", tree_a),
+            base,
+            (ours_rt,),
+            frame_a,
+        ),
+        (
+            Runtime("theirs", "base + their runtime change", tree_a),
+            base,
+            (theirs_rt,),
+            frame_a,
+        ),
+        (
+            Runtime("ours+theirs", "base + theirs + ours on top", tree_a),
+            base,
+            (theirs_rt, ours_rt),
+            frame_a,
+        ),
+    ]
+    if release is not None and their_tree:
+        tree_b = f"{release.label} (their full tree)"
+        frame_b = Frame(tree_b, release.commit, {"ours": (ours_t,), "theirs": ()})
+        runtimes += [
+            (
+                Runtime(
+                    f"{release.label.split()[-1]}", f"pristine {release.label}", tree_b
+                ),
+                release.commit,
+                (),
+                frame_b,
+            ),
+            (
+                Runtime(
+                    f"{release.label.split()[-1]}+ours",
+                    f"{release.label} + our runtime change",
+                    tree_b,
+                ),
+                release.commit,
+                (ours_rt,),
+                frame_b,
+            ),
+        ]
+        notes.append(
+            f"Columns {release.label.split()[-1]} and {release.label.split()[-1]}+ours "
+            f"run in the whole {release.label} tree (their tests as shipped; our "
+            "tests and runtime change applied with 3-way merges), so their tests "
+            "see their own helpers; the test venv is the one of our base."
+        )
+    sides = [
+        SideTests("ours", "added/changed by our patches", our_targets, "base", "ours"),
+        SideTests(
+            "theirs",
+            "test modules their change adds/changes"
+            + (" (changed tests only)" if their_tests == "changed" else ""),
+            their_targets,
+            "base",
+            "theirs",
+        ),
+    ]
+    env = ensure_testenv(cfg, fork.path)
+    out = cfg.workdir / "reports" / "reconcile"
+    cells: dict[tuple[str, str], Cell] = {}
+    for side in sides:
+        if not side.targets:
+            continue
+        for rt, root, layers, frame in runtimes:
+            plan = Plan(
+                side.side, rt, root, (*layers, *frame.tests[side.side]), side.targets
+            )
+            cells[(side.side, rt.key)] = run_cell(
+                ws, plan, env, out, overlap, list(pytest_args or []), timeout
+            )
+    classified = tuple(classify_side(s, cells) for s in sides)
+    cols = tuple(rt for rt, *_ in runtimes)
+    result = ReconcileResult(
+        title=cfg.fix.title,
+        competitor=comp.ref,
+        competitor_kind=comp.kind,
+        base_label=base_label,
+        ours=ours,
+        theirs=theirs,
+        overlap=overlap,
+        sides=classified,
+        runtimes=cols,
+        cells=cells,
+        matrix=build_matrix(cols, classified, cells),
+        notes=tuple(notes),
+    )
+    md, js = write_reports(
+        cfg.workdir / "reports", "reconcile", render_markdown(result), to_json(result)
+    )
+    return result, md, js
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--with",
+        dest="with_ref",
+        required=True,
+        metavar="REF",
+        help="competitor: a patch/mbox file, a git ref of the upstream repo "
+        "(e.g. pull/53802/head) or a release NAME==VERSION",
+    )
+    parser.add_argument("--git-url", help="repository to fetch a git ref from")
+    parser.add_argument("--sha256", default="", help="pin of a release competitor")
+    parser.add_argument(
+        "--sdist-url", default="", help="download a release competitor from here"
+    )
+    parser.add_argument(
+        "--their-tests",
+        choices=["files", "changed"],
+        default="files",
+        help="run their changed test files whole (default) or only changed tests",
+    )
+    parser.add_argument(
+        "--no-their-tree",
+        action="store_true",
+        help="release: skip the columns run in the release's full tree",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per pytest run"
+    )
+    parser.add_argument(
+        "--pytest-args",
+        nargs=argparse.REMAINDER,
+        default=[],
+        help="everything after this goes to every pytest run",
+    )
+
+
+def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    _, md, js = reconcile(
+        cfg,
+        args.with_ref,
+        sha256=args.sha256,
+        sdist_url=args.sdist_url,
+        their_tests=args.their_tests,
+        their_tree=not args.no_their_tree,
+        pytest_args=args.pytest_args,
+        timeout=args.timeout,
+    )
+    print(md.read_text())
+    say(f"reports: {md} {js}")
+    return 0

@@ -1,0 +1,375 @@
+"""Resend reproduction on CPU: vLLM's real Scheduler + KVCacheManager, no model.
+
+Standalone (NOT imported by forkkit): run it with the vLLM test venv's python and
+the vLLM tree (fork or base) on PYTHONPATH. ``forkkit repro`` runs it twice.
+
+Setup, as the engine builds it for a hybrid attention + Mamba model in Mamba
+cache mode "align" with MTP: a real ``VllmConfig`` (a tiny Qwen3-Next
+``config.json`` written to a temp dir stands in for the checkpoint, so MTP is
+configured exactly as ``--speculative-config '{"method": "mtp"}'`` would), a
+full-attention group plus a Mamba "align" group with ``num_speculative_blocks``,
+block sizes resolved by ``resolve_kv_cache_block_sizes`` and the real
+``Scheduler``. Requests and the KV cache config come from vLLM's own test
+helpers (``tests/v1/core/test_prefix_caching.py``), imported from the tree.
+
+Per prompt length and resend kind, on a fresh scheduler: run the seed prompt to
+completion (chunked prefill, then MTP decode with draft tokens fed back the way
+the engine core does), then send the resend and read the cached tokens the
+engine reports (``EngineCoreOutput.prefill_stats.num_cached_tokens``) and the
+computed tokens at its first schedule (``NewRequestData.num_computed_tokens``).
+Prints one JSON document on stdout (and to ``--json-out`` if given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# vLLM logs to stdout by default; keep stdout for the JSON document.
+os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+RESEND_KINDS = ("identical", "extended", "last_token_changed")
+# Generated tokens: far from the prompt ids and from make_request's EOS (100).
+GENERATED_BASE = 500_000
+WRONG_DRAFT = 7
+
+# A tiny hybrid (Gated DeltaNet + full attention) checkpoint config with one MTP
+# layer: enough for ModelConfig/SpeculativeConfig, never loaded as weights.
+STUB_MODEL_CONFIG: dict[str, Any] = {
+    "architectures": ["Qwen3NextForCausalLM"],
+    "model_type": "qwen3_next",
+    "vocab_size": 1024,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "moe_intermediate_size": 32,
+    "shared_expert_intermediate_size": 32,
+    "num_experts": 4,
+    "num_experts_per_tok": 2,
+    "num_hidden_layers": 4,
+    "full_attention_interval": 4,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "head_dim": 32,
+    "linear_num_value_heads": 2,
+    "linear_num_key_heads": 2,
+    "linear_key_head_dim": 32,
+    "linear_value_head_dim": 32,
+    "linear_conv_kernel_dim": 4,
+    "num_nextn_predict_layers": 1,
+    "max_position_embeddings": 1 << 20,
+    "torch_dtype": "bfloat16",
+    "eos_token_id": 100,
+}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--block-size", type=int, default=64, help="attention = Mamba")
+    p.add_argument("--hash-block-size", type=int, default=16, help="prefix_match_unit")
+    p.add_argument("--num-spec", type=int, default=3, help="MTP draft tokens")
+    p.add_argument(
+        "--prompt-lens", default="16000,16001", help="comma-separated seed lengths"
+    )
+    p.add_argument(
+        "--extend", type=int, default=48, help="tokens the extended resend appends"
+    )
+    p.add_argument(
+        "--accept", type=int, default=2, help="drafts the fake model accepts per step"
+    )
+    p.add_argument("--max-num-batched-tokens", type=int, default=8192)
+    p.add_argument("--kinds", default=",".join(RESEND_KINDS))
+    p.add_argument("--json-out", type=Path)
+    return p.parse_args(argv)
+
+
+def prompt_tokens(n: int) -> list[int]:
+    """The seed prompt: distinct ids, so every hash block is unique."""
+    return [1000 + i for i in range(n)]
+
+
+def resend_prompt(
+    kind: str, seed: list[int], output: list[int], extend: int
+) -> list[int]:
+    """The follow-up prompt: identical, extended (a next chat turn), last changed."""
+    if kind == "identical":
+        return list(seed)
+    if kind == "extended":
+        tail = (output + [GENERATED_BASE * 2 + i for i in range(extend)])[:extend]
+        return seed + tail
+    if kind == "last_token_changed":
+        return [*seed[:-1], seed[-1] + 1]
+    raise ValueError(f"unknown resend kind {kind!r}")
+
+
+class Harness:
+    """One fresh scheduler; drives requests to completion like the engine core."""
+
+    def __init__(self, args: argparse.Namespace, vllm_config: Any, kv_cfg: Any) -> None:
+        from vllm.v1.core.kv_cache_utils import resolve_kv_cache_block_sizes
+        from vllm.v1.core.sched.scheduler import Scheduler
+        from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
+        from vllm.v1.structured_output import StructuredOutputManager
+
+        register_all_kvcache_specs(vllm_config)
+        sched_bs, hash_bs = resolve_kv_cache_block_sizes(kv_cfg, vllm_config)
+        if hash_bs != args.hash_block_size:
+            raise SystemExit(
+                f"resolved hash block size {hash_bs} != requested "
+                f"{args.hash_block_size}; pick a divisor of --block-size"
+            )
+        self.sched_bs, self.hash_bs = sched_bs, hash_bs
+        self.scheduler = Scheduler(
+            vllm_config=vllm_config,
+            kv_cache_config=kv_cfg,
+            structured_output_manager=StructuredOutputManager(vllm_config),
+            block_size=sched_bs,
+            hash_block_size=hash_bs,
+            log_stats=True,
+        )
+        self.accept = args.accept
+        self.num_spec = args.num_spec
+
+    def run(self, req_id: str, tokens: list[int]) -> dict[str, Any]:
+        """Add one request and step until it finishes; return what it saw."""
+        from tests.v1.core.test_prefix_caching import make_request
+        from vllm.utils.hashing import sha256
+        from vllm.v1.outputs import DraftTokenIds, ModelRunnerOutput
+
+        sched = self.scheduler
+        request = make_request(req_id, tokens, self.hash_bs, sha256)
+        sched.add_request(request)
+        truth = [GENERATED_BASE + i for i in range(request.max_tokens + 8)]
+        first_computed: int | None = None
+        engine_cached: int | None = None
+        chunks: list[int] = []
+        output: list[int] = []
+        steps = 0
+        accepted_total = 0
+        while not request.is_finished():
+            steps += 1
+            if steps > 10_000:
+                raise SystemExit(f"{req_id}: no progress after 10000 steps")
+            out = sched.schedule()
+            for new in out.scheduled_new_reqs:
+                if new.req_id == req_id and first_computed is None:
+                    first_computed = new.num_computed_tokens
+            n = out.num_scheduled_tokens.get(req_id, 0)
+            if n == 0:
+                raise SystemExit(
+                    f"{req_id}: scheduler scheduled nothing (step {steps})"
+                )
+            drafts = list(out.scheduled_spec_decode_tokens.get(req_id, []))
+            chunks.append(request.num_computed_tokens)
+            if request.is_prefill_chunk:
+                # The runner discards what it samples for a partial prefill.
+                sampled: list[int] = []
+            else:
+                # Greedy target: accept the drafts that match the ground truth,
+                # then emit the next true token (bonus / correction).
+                done = len(output)
+                ok = 0
+                for i, d in enumerate(drafts):
+                    if d != truth[done + i]:
+                        break
+                    ok += 1
+                accepted_total += ok
+                sampled = truth[done : done + ok + 1]
+            mro = ModelRunnerOutput(
+                req_ids=[req_id],
+                req_id_to_index={req_id: 0},
+                sampled_token_ids=[sampled],
+                logprobs=None,
+                prompt_logprobs_dict={},
+                pooler_output=[],
+            )
+            for eco in sched.update_from_output(out, mro).values():
+                for o in eco.outputs:
+                    if o.request_id == req_id:
+                        output.extend(o.new_token_ids)
+                        if o.prefill_stats is not None and engine_cached is None:
+                            engine_cached = o.prefill_stats.num_cached_tokens
+            if not request.is_finished() and output:
+                done = len(output)
+                k = self.num_spec
+                draft = truth[done : done + min(self.accept, k)]
+                draft += [WRONG_DRAFT] * (k - len(draft))
+                sched.update_draft_token_ids(DraftTokenIds([req_id], [draft]))
+        return {
+            "prompt_tokens": len(tokens),
+            "computed_at_first_schedule": first_computed,
+            "engine_cached_tokens": engine_cached,
+            "chunk_ends": [c for c in chunks if c <= len(tokens)],
+            "output_tokens": output,
+            "steps": steps,
+            "accepted_drafts": accepted_total,
+        }
+
+
+def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
+    """The VllmConfig and hybrid KVCacheConfig the engine would build."""
+    from tests.v1.core.test_prefix_caching import _make_hybrid_kv_cache_config
+    from vllm.config import (
+        CacheConfig,
+        ModelConfig,
+        ParallelConfig,
+        SchedulerConfig,
+        SpeculativeConfig,
+        VllmConfig,
+    )
+    from vllm.utils.hashing import sha256
+    from vllm.v1.core.kv_cache_utils import init_none_hash
+    from vllm.v1.kv_cache_interface import MambaSpec
+
+    init_none_hash(sha256)
+    lens = [int(x) for x in args.prompt_lens.split(",")]
+    max_len = max(lens) + args.extend + 256
+    max_len = (max_len + args.block_size - 1) // args.block_size * args.block_size
+    model_config = ModelConfig(
+        model=str(model_dir),
+        dtype="bfloat16",
+        seed=0,
+        skip_tokenizer_init=True,
+        max_model_len=max_len,
+    )
+    parallel = ParallelConfig()
+    spec = SpeculativeConfig(
+        method="mtp",
+        num_speculative_tokens=args.num_spec,
+        target_model_config=model_config,
+        target_parallel_config=parallel,
+    )
+    cache = CacheConfig(
+        block_size=args.block_size,
+        mamba_block_size=args.block_size,
+        enable_prefix_caching=True,
+        mamba_cache_mode="align",
+        prefix_match_unit=args.hash_block_size,
+    )
+    vllm_config = VllmConfig(
+        model_config=model_config,
+        cache_config=cache,
+        parallel_config=parallel,
+        speculative_config=spec,
+        scheduler_config=SchedulerConfig(
+            max_num_seqs=16,
+            max_num_batched_tokens=args.max_num_batched_tokens,
+            max_model_len=max_len,
+            enable_chunked_prefill=True,
+            is_encoder_decoder=False,
+            watermark=0.0,
+        ),
+    )
+    # Platform hooks may round sizes; the scheduler reads cache_config.block_size.
+    vllm_config.cache_config.block_size = args.block_size
+    vllm_config.cache_config.mamba_block_size = args.block_size
+    num_blocks = 6 * (max_len // args.block_size) + 64
+    vllm_config.cache_config.num_gpu_blocks = num_blocks
+    kv_cfg = _make_hybrid_kv_cache_config(
+        args.block_size, num_blocks, ["full", "mamba_align"]
+    )
+    groups = []
+    for g in kv_cfg.kv_cache_groups:
+        if isinstance(g.kv_cache_spec, MambaSpec):
+            # As MambaBase.get_kv_cache_spec: one state slot per draft token.
+            g = dataclasses.replace(
+                g,
+                kv_cache_spec=dataclasses.replace(
+                    g.kv_cache_spec, num_speculative_blocks=args.num_spec
+                ),
+            )
+        groups.append(g)
+    kv_cfg = dataclasses.replace(kv_cfg, kv_cache_groups=groups)
+    return vllm_config, kv_cfg
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    kinds = [k for k in args.kinds.split(",") if k]
+    for k in kinds:
+        if k not in RESEND_KINDS:
+            raise SystemExit(f"--kinds: unknown kind {k!r} (known: {RESEND_KINDS})")
+    if args.block_size % args.hash_block_size:
+        raise SystemExit("--block-size must be a multiple of --hash-block-size")
+    start = time.monotonic()
+    import vllm
+    from vllm.config import set_current_vllm_config
+
+    with tempfile.TemporaryDirectory(prefix="resend-repro-model-") as tmp:
+        model_dir = Path(tmp)
+        (model_dir / "config.json").write_text(json.dumps(STUB_MODEL_CONFIG))
+        vllm_config, kv_cfg = build_configs(args, model_dir)
+    rows: list[dict[str, Any]] = []
+    sched_bs = hash_bs = 0
+    with set_current_vllm_config(vllm_config):
+        for n in [int(x) for x in args.prompt_lens.split(",")]:
+            seed = prompt_tokens(n)
+            for kind in kinds:
+                h = Harness(args, vllm_config, kv_cfg)
+                sched_bs, hash_bs = h.sched_bs, h.hash_bs
+                first = h.run(f"seed-{n}-{kind}", seed)
+                tokens = resend_prompt(kind, seed, first["output_tokens"], args.extend)
+                again = h.run(f"resend-{n}-{kind}", tokens)
+                cached = again["engine_cached_tokens"]
+                rows.append(
+                    {
+                        "prompt_len": n,
+                        "kind": kind,
+                        "resend_tokens": len(tokens),
+                        "cached_tokens": cached,
+                        "computed_at_first_schedule": again[
+                            "computed_at_first_schedule"
+                        ],
+                        "recomputed_prompt_tokens": (
+                            len(tokens) - cached if cached is not None else None
+                        ),
+                        "seed_cached_tokens": first["engine_cached_tokens"],
+                        "seed_chunk_ends": first["chunk_ends"],
+                        "resend_chunk_ends": again["chunk_ends"],
+                        "seed_output_tokens": len(first["output_tokens"]),
+                        "seed_steps": first["steps"],
+                        "seed_accepted_drafts": first["accepted_drafts"],
+                    }
+                )
+                print(
+                    f"[resend_repro] {n} {kind}: cached {cached}/{len(tokens)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    doc = {
+        "schema": 1,
+        "vllm_version": getattr(vllm, "__version__", "unknown"),
+        "vllm_path": str(Path(vllm.__file__).parent.parent),
+        "config": {
+            "block_size": args.block_size,
+            "hash_block_size": hash_bs or args.hash_block_size,
+            "scheduler_block_size": sched_bs,
+            "num_speculative_tokens": args.num_spec,
+            "speculative_method": "mtp",
+            "mamba_cache_mode": "align",
+            "accepted_drafts_per_step": args.accept,
+            "extend": args.extend,
+            "max_num_batched_tokens": args.max_num_batched_tokens,
+            "prompt_lens": [int(x) for x in args.prompt_lens.split(",")],
+        },
+        "rows": rows,
+        "seconds": round(time.monotonic() - start, 2),
+    }
+    text = json.dumps(doc, indent=2)
+    if args.json_out:
+        args.json_out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Scratch ``git worktree``s: test another state of a fork without touching it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from forkkit.git import Git
+from forkkit.progress import say
+
+SCRATCH_DIR = ".forkkit-worktrees"
+
+
+def scratch_root(repo: Path) -> Path:
+    """Where scratch worktrees of ``repo`` live: a hidden sibling folder."""
+    return repo.parent / SCRATCH_DIR
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def prune_stale(git: Git) -> list[Path]:
+    """Remove scratch worktrees left behind by a killed forkkit (dead pid)."""
+    removed: list[Path] = []
+    root = scratch_root(git.cwd)
+    if root.is_dir():
+        for wt in sorted(root.glob(f"{git.cwd.name}-*-*")):
+            pid = wt.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not _pid_alive(int(pid)):
+                _remove(git, wt)
+                removed.append(wt)
+    git.run("worktree", "prune", check=False)
+    return removed
+
+
+def _remove(git: Git, path: Path) -> None:
+    """Drop a worktree and its admin entry, even if ``add`` was killed midway."""
+    git.run("worktree", "unlock", str(path), check=False)  # 'add' locks while busy
+    git.run("worktree", "remove", "--force", "--force", str(path), check=False)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@contextmanager
+def scratch_worktree(git: Git, rev: str, tag: str) -> Iterator[Git]:
+    """A detached worktree of ``rev``, removed on exit however the block ends."""
+    for old in prune_stale(git):
+        say(f"removed stale worktree {old}")
+    path = scratch_root(git.cwd) / f"{git.cwd.name}-{tag}-{os.getpid()}"
+    if path.exists():
+        _remove(git, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        git.run("worktree", "add", "-q", "--detach", "--force", str(path), rev)
+        yield Git(path)
+    finally:
+        _remove(git, path)
+        git.run("worktree", "prune", check=False)
+        with suppress(OSError):
+            path.parent.rmdir()  # only when no other scratch worktree is left

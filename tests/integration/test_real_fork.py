@@ -1,0 +1,84 @@
+"""The real fork: pinned vLLM 0.30.0 (sha256-verified), materialized and tested.
+
+The sdist cache and the CPU test venv are the project's (``.forkkit`` or
+``FORKKIT_WORKDIR``), so they are built once and shared with the main job;
+the fork trees these tests build live in a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forkkit.config import ForkConfig, load_config
+from forkkit.forktree import BASE_TAG, ForkTree, materialize
+from forkkit.junit import parse_junit
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+# The pristine tree of vllm-0.30.0.tar.gz (sha256 5f8f4e89...) and the root
+# commit forkkit makes of it: the same on every machine.
+BASE_TREE = "2de7921afb47dc65d6ae5be1c4c1ca849bc0435e"
+BASE_COMMIT = "b0d5a0185986488bef6c9b70d1f551e8ba3bf95c"
+QUICK_SUITE = "tests/v1/core/test_single_type_kv_cache_manager.py"
+
+
+@pytest.fixture(scope="module")
+def cfg() -> ForkConfig:
+    return load_config(REPO / "fork.toml")
+
+
+@pytest.fixture(scope="module")
+def fork(cfg: ForkConfig, tmp_path_factory: pytest.TempPathFactory) -> ForkTree:
+    return materialize(cfg, dest=tmp_path_factory.mktemp("real") / "fork")
+
+
+def test_pinned_base_is_stable(cfg: ForkConfig, fork: ForkTree) -> None:
+    assert cfg.upstream.version == "0.30.0"
+    assert fork.base_tree == BASE_TREE
+    assert fork.base == BASE_COMMIT
+    assert fork.git.rev(BASE_TAG) == BASE_COMMIT
+    assert fork.upstream == cfg.upstream.ident
+    for path in (*cfg.fix.runtime_files, "requirements/common.txt"):
+        assert fork.git.blob(BASE_TAG, path), f"{path} missing at base"
+    # one commit per patch on top, and the fast path gives the same tree
+    assert len(fork.patch_commits) == len(
+        fork.git.out("rev-list", f"{BASE_TAG}..HEAD").split()
+    )
+    assert materialize(cfg, dest=fork.path) == fork
+
+
+def test_pristine_suite_passes(fork: ForkTree, tmp_path: Path) -> None:
+    """``forkkit suites --pristine`` on the unpatched tree (one quick file)."""
+    out = tmp_path / "reports"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forkkit",
+            "--config",
+            str(REPO / "fork.toml"),
+            "suites",
+            "--pristine",
+            "--dest",
+            str(fork.path),
+            "--out",
+            str(out),
+            QUICK_SUITE,
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=3000,  # the first run may build the CPU test venv
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = parse_junit(out / "suites.xml")
+    assert report.collection_errors == ()
+    assert report.summary()["passed"] == len(report.tests) == 22
+    assert all(t.startswith("tests.v1.core.") for t in report.tests)
+    assert fork.git.rev("HEAD") == fork.head  # back on the fork afterwards

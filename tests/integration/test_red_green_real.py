@@ -1,0 +1,47 @@
+"""Red/green on the real pinned vLLM fork: focused tests only (~1-2 min)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from forkkit.config import load_config
+from forkkit.forktree import materialize
+from forkkit.redgreen import prove
+from forkkit.series import load_series
+from forkkit.worktree import scratch_root
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+
+
+def test_real_fork_red_green_is_valid(tmp_path: Path) -> None:
+    cfg = load_config(ROOT / "fork.toml")
+    if not load_series(cfg.series_file, cfg.patches_dir).patches:
+        pytest.skip(
+            f"{cfg.series_file} is empty: the fork equals upstream base, "
+            "so there is no fix to prove yet"
+        )
+    tree = materialize(cfg, dest=tmp_path / "fork")
+    result = prove(
+        cfg, tree, related=False, out_dir=tmp_path / "reports", stream=False
+    )
+    assert result.valid, "\n".join(result.problems)
+    f2p = result.classification.ids("FAIL_TO_PASS")
+    assert f2p
+    assert result.red.report is not None
+    assert all(result.red.report.tests[t].is_assertion for t in f2p)
+    assert not result.red.in_place and result.green.in_place
+    # Red tested the fork's own tests against base runtime files, exactly.
+    git = tree.git
+    for f in cfg.fix.runtime_files:
+        assert git.blob(result.red.tree, f) == git.blob(tree.base, f)
+        assert git.blob(result.green.tree, f) == git.blob(tree.head, f)
+    for target in cfg.fix.focused_tests:
+        path = target.split("::", 1)[0]
+        assert git.blob(result.red.tree, path) == git.blob(tree.head, path)
+    # The fork tree is untouched and no scratch worktree is left behind.
+    assert git.is_clean() and git.out("rev-parse", "HEAD") == tree.head
+    assert not scratch_root(tree.path).exists()
+    assert (tmp_path / "reports" / "red_green.md").read_text() == result.markdown()

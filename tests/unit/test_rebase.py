@@ -1,0 +1,308 @@
+"""``forkkit rebase`` on synthetic upstreams: real git, real pytest subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkkit.absorb import (
+    conflict_regions,
+    parse_onto,
+    patch_targets,
+    repin_toml,
+    split_hunks,
+    split_runtime,
+)
+from forkkit.cli import main
+from forkkit.config import ForkConfig, load_config
+from forkkit.errors import ForkkitError
+from forkkit.rebase import Options, RebaseResult, rebase, resolve_target
+from forkkit.series import load_series
+from tests.synthetic import (
+    CALC_CONFLICT,
+    CALC_CONFLICT_RESOLVED,
+    CALC_CONTEXT_MOVED,
+    CALC_FIXED_BY_DECORATOR,
+    CALC_FIXED_OTHERWISE,
+    CALC_REBROKEN,
+    COUNT_BUGGY,
+    FIX_TEST,
+    FIXED_CALC,
+    SyntheticUpstream,
+    make_project,
+    toy_release,
+    toy_two_fix_changes,
+)
+
+QUICK = Options(semantic=False, red_green=False)
+
+
+def snapshot(cfg: ForkConfig) -> dict[str, bytes]:
+    """Every byte of patches/ and fork.toml."""
+    files = {p.name: p.read_bytes() for p in sorted(cfg.patches_dir.iterdir())}
+    files["fork.toml"] = cfg.path.read_bytes()
+    return files
+
+
+def onto(cfg: ForkConfig, up: SyntheticUpstream, version: str, files: dict[str, str]):
+    up.publish(version, files)
+    return resolve_target(cfg, f"toy=={version}")
+
+
+def statuses(result: RebaseResult) -> list[str]:
+    return [p.status for p in result.patches]
+
+
+# --- pure helpers -------------------------------------------------------------
+
+
+def test_parse_onto() -> None:
+    assert parse_onto("vllm==0.31.0", "vllm") == "0.31.0"
+    assert parse_onto("0.31.0", "vllm") == "0.31.0"
+    with pytest.raises(ForkkitError, match="expected vllm==VERSION"):
+        parse_onto("torch==2.0", "vllm")
+
+
+def test_repin_toml_changes_only_pin_lines() -> None:
+    text = (
+        '# top\n[upstream]\nname = "vllm"\nversion = "0.30.0"  # pinned\n'
+        'sha256 = "aa"\n\n[fix]\nversion = "keep"\n'
+    )
+    out = repin_toml(
+        text, {"version": "0.31.0", "sha256": "bb", "sdist_url": "u"}, ["sdist_url"]
+    )
+    assert out == text.replace('"0.30.0"', '"0.31.0"').replace('"aa"', '"bb"')
+    with pytest.raises(ForkkitError, match="no 'sha256"):
+        repin_toml('[upstream]\nversion = "1"\n', {"sha256": "x"})
+
+
+def test_split_runtime_and_targets() -> None:
+    files = ["vllm/a.py", "tests/v1/test_a.py", "tests/v1/conftest.py"]
+    assert split_runtime(files, []) == (["vllm/a.py"], files[1:])
+    focused = ["tests/v1/test_a.py::test_x", "tests/v1/test_b.py"]
+    assert patch_targets(focused, files) == ["tests/v1/test_a.py::test_x"]
+    assert patch_targets([], files) == ["tests/v1/test_a.py"]
+
+
+def test_split_hunks_and_conflict_regions(toy_project: ForkConfig) -> None:
+    series = load_series(toy_project.series_file, toy_project.patches_dir)
+    hunks = split_hunks(series.patches[0].path.read_text())
+    assert [(h.path, h.index, h.count) for h in hunks] == [
+        ("tests/test_fix.py", 1, 1),
+        ("toy/calc.py", 1, 1),
+    ]
+    assert all(h.text.startswith("diff --git") for h in hunks)
+    text = "a\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> c\nb\n"
+    assert conflict_regions(text) == [(2, 6)]
+
+
+# --- rebase scenarios ---------------------------------------------------------
+
+
+def test_clean_rebase_writes_only_with_apply(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    target = onto(
+        toy_project, toy_upstream, "1.1", toy_release({"toy/extra.py": "X = 1\n"})
+    )
+    assert "trust on first use" in target.trust
+    before = snapshot(toy_project)
+    dry = rebase(toy_project, target, QUICK)
+    assert statuses(dry) == ["clean"] and dry.ok and not dry.written
+    assert snapshot(toy_project) == before
+    assert "1:" in dry.range_diff and " = " in dry.range_diff
+    out = Path(dry.out_dir)
+    assert (out / "patches" / "series").read_text().strip() == dry.new_series[0]
+    assert 'version = "1.1"' in (out / "fork.toml").read_text()
+
+    done = rebase(
+        toy_project, target, Options(apply=True, semantic=False, red_green=False)
+    )
+    assert done.written
+    cfg = load_config(toy_project.path)
+    assert cfg.upstream.version == "1.1"
+    assert cfg.upstream.sha256 == toy_upstream.sha256("1.1")
+    assert cfg.upstream.sdist_url.endswith("toy-1.1.tar.gz")
+    # only the pin lines changed
+    old = before["fork.toml"].decode().splitlines()
+    new = toy_project.path.read_text().splitlines()
+    changed = [a for a, b in zip(old, new, strict=True) if a != b]
+    assert [c.split(" =")[0] for c in changed] == ["version", "sha256", "sdist_url"]
+
+
+def test_three_way_rebase(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    target = onto(
+        toy_project,
+        toy_upstream,
+        "1.1",
+        toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}),
+    )
+    result = rebase(toy_project, target, QUICK)
+    assert statuses(result) == ["3way"]
+    assert "hunk 1/1 of toy/calc.py" in result.patches[0].detail
+    patch = (Path(result.out_dir) / "patches" / result.new_series[0]).read_text()
+    assert "def double(n: int) -> int:" in patch  # refreshed context
+    assert " ! " in result.range_diff  # the patch changed (context moved)
+
+
+def test_conflict_keeps_everything_and_rerere_replays(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    target = onto(
+        toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": CALC_CONFLICT})
+    )
+    before = snapshot(toy_project)
+    opts = Options(apply=True, red_green=False)
+    first = rebase(toy_project, target, opts)
+    assert statuses(first) == ["conflict"] and first.outcome == "conflict"
+    assert not first.written and snapshot(toy_project) == before
+    (conflict,) = first.patches[0].conflicts
+    assert conflict.path == "toy/calc.py" and conflict.regions
+    assert conflict.hunks == ("hunk 1/1 of toy/calc.py (@@ -1,5 +1,5 @@)",)
+    worktree = Path(first.repo) / "toy" / "calc.py"
+    assert "<<<<<<<" in worktree.read_text()
+    # its test still fails on the new upstream without the fix: not absorbed
+    sem = first.patches[0].semantic
+    assert sem is not None and not sem.absorbed and sem.failed
+
+    # Resolve by hand (no git add/commit), then retry: rerere records and replays.
+    worktree.write_text(CALC_CONFLICT_RESOLVED)
+    second = rebase(toy_project, target, opts)
+    assert statuses(second) == ["rerere"] and second.written
+    assert any("recorded 1 resolution" in n for n in second.notes)
+    assert "return n\n" in (toy_project.patches_dir / second.new_series[0]).read_text()
+    assert list((Path(first.repo) / ".git" / "rr-cache").iterdir())
+
+    # The recorded resolution persists: a fresh rebase of the old series replays it.
+    (toy_project.path).write_bytes(before["fork.toml"])
+    for name, data in before.items():
+        if name != "fork.toml":
+            (toy_project.patches_dir / name).write_bytes(data)
+    for p in toy_project.patches_dir.glob("*.patch"):
+        if p.name not in before:
+            p.unlink()
+    third = rebase(toy_project, target, QUICK)
+    assert statuses(third) == ["rerere"]
+
+
+@pytest.mark.parametrize(
+    ("calc", "detail"),
+    [
+        (FIXED_CALC, "patch-id"),  # upstream took exactly our change
+        (FIXED_CALC + "\n\ndef triple(n):\n    return 3 * n\n", "reverse-applies"),
+        # the same change in moved context: the 3-way result is empty
+        (CALC_CONTEXT_MOVED.replace("return n - 1", "return n"), "changes nothing"),
+    ],
+)
+def test_textual_absorption(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    calc: str,
+    detail: str,
+) -> None:
+    files = toy_release({"toy/calc.py": calc, "tests/test_fix.py": FIX_TEST})
+    target = onto(toy_project, toy_upstream, "1.1", files)
+    result = rebase(toy_project, target, Options(apply=True, red_green=True))
+    assert statuses(result) == ["absorbed-textual"]
+    assert detail in result.patches[0].detail
+    assert result.can_retire and result.outcome == "retire" and result.written
+    assert load_series(toy_project.series_file, toy_project.patches_dir).patches == ()
+
+
+@pytest.mark.parametrize(
+    ("calc", "how"),
+    [(CALC_FIXED_BY_DECORATOR, "applies (3way)"), (CALC_FIXED_OTHERWISE, "conflicts")],
+)
+def test_semantic_absorption(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, calc: str, how: str
+) -> None:
+    target = onto(toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": calc}))
+    before = snapshot(toy_project)
+    result = rebase(toy_project, target, Options(red_green=False))
+    (p,) = result.patches
+    assert p.status == "absorbed-semantic" and how in p.detail
+    assert p.semantic is not None and p.semantic.absorbed
+    assert p.semantic.fail_to_pass == ("tests.test_fix::test_limit_reaches_n",)
+    assert result.can_retire and result.new_series == ()
+    assert snapshot(toy_project) == before  # dry run
+    # Without the test-based check the over-correcting patch would be carried.
+    if how.startswith("applies"):
+        assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
+
+
+def test_two_patches_one_absorbed_one_carried_with_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", sys.executable)
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    cfg = make_project(
+        tmp_path / "project",
+        up,
+        "1.0",
+        toy_two_fix_changes(),
+        runtime_files=("toy/calc.py", "toy/count.py"),
+        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
+    )
+    target = onto(
+        cfg,
+        up,
+        "1.1",
+        toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": CALC_FIXED_OTHERWISE}),
+    )
+    result = rebase(cfg, target, Options(apply=True, related=False))
+    assert statuses(result) == ["absorbed-semantic", "clean"]
+    assert [p.name for p in result.carried] == [result.patches[1].name]
+    assert not result.can_retire and result.proof_valid is True and result.written
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    assert [p.subject for p in series.patches] == ["[Bugfix] count counts every item"]
+    data = result.to_json()
+    assert data["absorbed"] == [result.patches[0].name] and data["ok"]
+
+
+def test_failed_proof_writes_nothing(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    target = onto(
+        toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": CALC_REBROKEN})
+    )
+    before = snapshot(toy_project)
+    result = rebase(toy_project, target, Options(apply=True, related=False))
+    assert statuses(result) == ["clean"]
+    assert result.proof_valid is False and result.outcome == "proof-failed"
+    assert not result.written and snapshot(toy_project) == before
+
+
+def test_cli_git_rev_and_reports(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
+    args = [
+        "rebase",
+        "--onto-rev",
+        "v1.1",
+        "--no-semantic",
+        "--focused-only",
+        "--apply",
+    ]
+    rc = main(["--config", str(toy_project.path), *args])
+    assert rc == 0
+    assert "3way" in capsys.readouterr().out
+    cfg = load_config(toy_project.path)
+    assert cfg.upstream.source == "git" and cfg.upstream.git_rev == toy_upstream.rev(
+        "1.1"
+    )
+    reports = toy_project.workdir / "reports"
+    data = json.loads((reports / "rebase.json").read_text())
+    assert data["outcome"] == "rebased" and data["proof_valid"] is True
+    md = (reports / "rebase.md").read_text()
+    assert "applied with a 3-way merge" in md and "Range-diff" in md

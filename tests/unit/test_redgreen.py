@@ -1,0 +1,390 @@
+"""Red/green proofs on synthetic forks: real git, real pytest subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkkit import junit, testenv
+from forkkit.classify import classify
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.forktree import ForkTree, materialize
+from forkkit.redgreen import (
+    node_id,
+    prove,
+    related_verdict,
+    resolve_parallel,
+    run_with_runtime_from,
+)
+from forkkit.worktree import scratch_root
+from tests.synthetic import (
+    BUGGY,
+    FIXED_CALC,
+    SyntheticUpstream,
+    make_project,
+    toy_breaking_fix_changes,
+    toy_import_fix_changes,
+    toy_slow_red_changes,
+)
+
+FIX_ID = "tests.test_fix::test_limit_reaches_n"
+
+
+def assert_fork_intact(tree: ForkTree) -> None:
+    """The fork tree holds the fix, untouched, with no scratch worktree left."""
+    git = tree.git
+    assert git.out("rev-parse", "HEAD") == tree.head
+    assert git.is_clean()
+    assert (tree.path / "toy/calc.py").read_text() == git.out(
+        "show", "HEAD:toy/calc.py"
+    ) + "\n"
+    assert git.out("hash-object", "toy/calc.py") == git.blob("HEAD", "toy/calc.py")
+    assert len(git.out("worktree", "list").splitlines()) == 1
+    assert not scratch_root(tree.path).exists()
+
+
+def project(tmp_path: Path, up: SyntheticUpstream, **kw: Any) -> ForkConfig:
+    return make_project(tmp_path / "proj", up, "1.0", **kw)
+
+
+def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
+    tree = materialize(toy_project)
+    out = tmp_path / "reports"
+    result = prove(toy_project, tree, out_dir=out, stream=False)
+    assert result.valid, result.problems
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert result.red.counts()["failed"] == 1 and result.red.report is not None
+    assert result.red.report.tests[FIX_ID].kind == "AssertionError"
+    assert result.green.counts()["passed"] == 1
+    assert result.related is not None and result.related.counts()["passed"] == 3
+    # Red ran elsewhere on HEAD's tree with only the runtime file from base.
+    git = tree.git
+    assert not result.red.in_place and result.green.in_place
+    assert git.blob(result.red.tree, "toy/calc.py") == git.blob("base", "toy/calc.py")
+    assert git.blob(result.red.tree, "tests/test_fix.py") == git.blob(
+        "HEAD", "tests/test_fix.py"
+    )
+    assert result.green.tree == git.out("rev-parse", "HEAD^{tree}")
+    # Reports: Markdown, JSON and JUnit XMLs side by side.
+    md = (out / "red_green.md").read_text()
+    assert md == result.markdown()
+    assert "✅ **valid**" in md and "`tests/test_fix.py::test_limit_reaches_n`" in md
+    assert "git checkout base -- toy/calc.py" in md
+    assert "(red: AssertionError: assert 15999 == 16000)" in md
+    data = json.loads((out / "red_green.json").read_text())
+    assert data["valid"] is True
+    assert data["classification"]["FAIL_TO_PASS"] == [
+        "tests/test_fix.py::test_limit_reaches_n"
+    ]
+    blobs = {f["path"]: f for f in data["files"]}
+    assert blobs["toy/calc.py"]["base_blob"] == git.blob(tree.base, "toy/calc.py")
+    assert blobs["toy/calc.py"]["fix_blob"] == git.blob(tree.head, "toy/calc.py")
+    assert blobs["tests/test_fix.py"]["base_blob"] is None
+    assert data["fork_head"]["commit"] == tree.head
+    for name in ("red", "green", "related"):
+        assert (out / f"red_green_{name}.xml").is_file()
+    assert_fork_intact(tree)
+
+
+def test_parallel_proof_matches_sequential(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    result = prove(
+        toy_project, tree, related=False, parallel=True, out_dir=tmp_path / "r"
+    )
+    assert result.valid, result.problems
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert result.related is None
+    assert_fork_intact(tree)
+
+
+def test_import_error_red_is_invalid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg = project(tmp_path, toy_upstream, changes=toy_import_fix_changes())
+    tree = materialize(cfg)
+    result = prove(cfg, tree, out_dir=tmp_path / "r", stream=False)
+    assert not result.valid
+    assert result.red.report is not None
+    assert result.red.report.collection_errors
+    assert any("collection error" in p for p in result.problems)
+    assert not result.classification.ids("FAIL_TO_PASS")
+    assert result.related is None  # not worth running on an invalid proof
+    assert "❌ **invalid**" in result.markdown()
+    assert_fork_intact(tree)
+
+
+def test_no_tests_run_is_invalid(toy_project: ForkConfig, tmp_path: Path) -> None:
+    tree = materialize(toy_project)
+    result = prove(
+        toy_project,
+        tree,
+        pytest_args=["-k", "selects_nothing"],
+        related=False,
+        out_dir=tmp_path / "r",
+        stream=False,
+    )
+    assert not result.valid
+    assert "red run executed no tests" in result.problems
+    assert "green run executed no tests" in result.problems
+
+
+def test_pass_to_fail_is_invalid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg = project(
+        tmp_path,
+        toy_upstream,
+        changes=toy_breaking_fix_changes(),
+        focused_tests=("tests/test_fix.py", "tests/test_other.py"),
+    )
+    tree = materialize(cfg)
+    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    assert not result.valid
+    assert result.classification.ids("PASS_TO_FAIL") == [
+        "tests.test_other::test_double"
+    ]
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert any("PASS_TO_FAIL" in p for p in result.problems)
+    assert "`tests/test_other.py::test_double`" in result.markdown()
+
+
+def test_related_regression_vs_preexisting_failure(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    broken = "def test_always_broken():\n    assert 1 == 2\n"
+    toy_upstream.publish("1.1", {**BUGGY, "tests/test_broken.py": broken})
+    # Focused proof is fine; the related suites catch test_double (regression)
+    # and test_always_broken (fails on base as well: pre-existing).
+    cfg = make_project(
+        tmp_path / "proj", toy_upstream, "1.1", changes=toy_breaking_fix_changes()
+    )
+    tree = materialize(cfg)
+    result = prove(cfg, tree, out_dir=tmp_path / "r", stream=False)
+    v = result.related_verdict
+    assert v.regressions == ("tests.test_other::test_double",)
+    assert v.preexisting == ("tests.test_broken::test_always_broken",)
+    assert result.related_base is not None
+    assert not result.valid
+    assert [p for p in result.problems if "related suites" in p]
+    md = result.markdown()
+    assert "Pre-existing failures" in md and "Regressions" in md
+
+
+def test_preexisting_related_failure_keeps_proof_valid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    broken = "def test_always_broken():\n    assert 1 == 2\n"
+    toy_upstream.publish("1.1", {**BUGGY, "tests/test_broken.py": broken})
+    cfg = make_project(tmp_path / "proj", toy_upstream, "1.1")
+    result = prove(cfg, materialize(cfg), out_dir=tmp_path / "r", stream=False)
+    assert result.valid, result.problems
+    assert result.related_verdict.preexisting == (
+        "tests.test_broken::test_always_broken",
+    )
+
+
+def test_empty_series_is_invalid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg = project(
+        tmp_path, toy_upstream, changes=[], focused_tests=("tests/test_other.py",)
+    )
+    tree = materialize(cfg)
+    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    assert not result.valid
+    assert result.red.in_place  # nothing to restore: runtime at base == HEAD
+    assert any("does not change any runtime file" in p for p in result.problems)
+
+
+def test_timeout_is_invalid_and_restores(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TOY_MARK", str(tmp_path / "mark"))
+    cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
+    tree = materialize(cfg)
+    start = time.monotonic()
+    result = prove(
+        cfg, tree, related=False, timeout=4, out_dir=tmp_path / "r", stream=False
+    )
+    assert time.monotonic() - start < 60
+    assert result.red.run.timed_out and result.red.report is None
+    assert not result.valid
+    assert any("timed out" in p for p in result.problems)
+    assert_fork_intact(tree)
+
+
+def test_unknown_runtime_file_is_a_user_error(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg = project(tmp_path, toy_upstream, runtime_files=("toy/nope.py",))
+    tree = materialize(cfg)
+    with pytest.raises(ForkkitError, match=r"toy/nope.py.*fix the path"):
+        prove(cfg, tree, out_dir=tmp_path / "r")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("forkkit: error: ")
+
+
+def test_dirty_fork_tree_is_refused(toy_project: ForkConfig, tmp_path: Path) -> None:
+    tree = materialize(toy_project)
+    (tree.path / "toy/calc.py").write_text("broken = True\n")
+    with pytest.raises(ForkkitError, match="uncommitted changes"):
+        prove(toy_project, tree, out_dir=tmp_path / "r")
+
+
+def test_run_with_runtime_from_reusable(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    env = testenv.TestEnv(python=Path(sys.executable), env={}, key="t")
+    common: dict[str, Any] = dict(
+        runtime_files=["toy/calc.py"], env=env, out_dir=tmp_path / "o"
+    )
+    red = run_with_runtime_from(tree.path, "base", ["tests"], name="a", **common)
+    green = run_with_runtime_from(tree, "HEAD", ["tests"], name="b", **common)
+    assert red.report is not None and green.report is not None
+    assert red.counts()["failed"] == 1 and red.counts()["passed"] == 2
+    assert green.counts()["passed"] == 3
+    c = classify(red.report, green.report)
+    assert c.ids("FAIL_TO_PASS") == [FIX_ID] and len(c.ids("PASS_TO_PASS")) == 2
+    assert_fork_intact(tree)
+
+
+SIGNAL_CASES = [(signal.SIGTERM, "off"), (signal.SIGINT, "off"), (signal.SIGTERM, "on")]
+
+
+@pytest.mark.parametrize(("sig", "parallel"), SIGNAL_CASES)
+def test_interrupt_during_red_restores_fix(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    sig: signal.Signals,
+    parallel: str,
+) -> None:
+    cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
+    tree = materialize(cfg)
+    mark = tmp_path / "mark"
+    env = {
+        **os.environ,
+        "TOY_MARK": str(mark),
+        "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+    }
+    cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
+    proc = subprocess.Popen(
+        [*cmd, "--no-related", "--parallel", parallel],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "red never started"
+            time.sleep(0.1)
+        pid, cwd = mark.read_text().split(" ", 1)
+        assert Path(cwd) != tree.path  # red runs in a scratch worktree
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "forkkit: interrupted" in err
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)  # the hanging pytest is gone, not orphaned
+    assert not Path(cwd).exists()
+    assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
+    assert_fork_intact(tree)
+
+
+def test_sigkill_leftover_worktree_is_pruned_next_run(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
+    tree = materialize(cfg)
+    mark = tmp_path / "mark"
+    env = {
+        **os.environ,
+        "TOY_MARK": str(mark),
+        "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+    }
+    cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
+    proc = subprocess.Popen([*cmd, "--no-related"], env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.kill()  # SIGKILL: no finally runs; the scratch worktree stays
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        pid, cwd = mark.read_text().split(" ", 1)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)  # the orphaned red pytest
+    assert Path(cwd).is_dir()
+    assert len(tree.git.out("worktree", "list").splitlines()) == 2
+    # The fork tree itself was never touched, even by a SIGKILL.
+    assert tree.git.is_clean()
+    assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
+    monkeypatch.delenv("TOY_MARK")
+    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    assert result.valid, result.problems
+    assert not Path(cwd).exists()
+    assert_fork_intact(tree)
+
+
+def test_node_id_and_helpers() -> None:
+    files = frozenset({"tests/a/test_x.py", "tests/test_y.py"})
+    assert (
+        node_id("tests.a.test_x::test_f[1-2]", files)
+        == "tests/a/test_x.py::test_f[1-2]"
+    )
+    assert node_id("tests.a.test_x.TestC::test_g", files) == (
+        "tests/a/test_x.py::TestC::test_g"
+    )
+    assert node_id("tests.a.test_x", files) == "tests/a/test_x.py"
+    assert node_id("other.mod::t", files) is None
+    assert resolve_parallel("auto", cpus=2) is False
+    assert resolve_parallel("auto", cpus=8) is True
+    assert resolve_parallel("on") and not resolve_parallel("off")
+
+    def rep(**outcomes: str) -> junit.JunitReport:
+        return junit.JunitReport(
+            tests={
+                f"m::{k}": junit.TestOutcome(f"m::{k}", v, 0.0)
+                for k, v in outcomes.items()
+            }
+        )
+
+    fix = rep(a="failed", b="failed", c="passed")
+    base = rep(a="passed", b="error", c="passed")
+    v = related_verdict(fix, base)
+    assert v.regressions == ("m::a",) and v.preexisting == ("m::b",)
