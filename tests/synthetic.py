@@ -440,3 +440,25 @@ def push_pull_request(
     git.run("push", "-q", "-f", str(upstream.bare), f"HEAD:refs/pull/{number}/head")
     git.run("checkout", "-q", "main")
     return sha
+
+
+def toy_dependent_two_fix_changes() -> list[tuple[str, dict[str, str]]]:
+    """Like :func:`toy_two_fix_changes`, but the count fix's test extends the
+    limit fix's test file (the second patch builds on the first's tests)."""
+    extended = FIX_TEST + textwrap.dedent(
+        """\
+
+
+        def test_count_all():
+            from toy.count import count
+
+            assert count([1, 2, 3]) == 3
+        """
+    )
+    return [
+        *toy_fix_changes(),
+        (
+            "[Bugfix] count counts every item",
+            {"toy/count.py": COUNT_FIXED, "tests/test_fix.py": extended},
+        ),
+    ]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
+from forkkit.progress import say
 
 # Commands whose implementation lives in another module: each such module
 # defines ``add_arguments(parser)`` and ``run(args, cfg) -> int``.
@@ -66,31 +67,47 @@ def cmd_export(args: argparse.Namespace, cfg: ForkConfig) -> int:
     return 0
 
 
+def _tree_for_tests(cfg: ForkConfig, dest: Path | None, pristine: bool) -> Path:
+    """The fork tree to test: materialized, or as it is while you edit it.
+
+    Local edits are kept (and tested, unless ``pristine``, which only needs
+    the tree's ``base`` tag).
+    """
+    from forkkit.forktree import LocalChangesError, materialize
+
+    try:
+        return materialize(cfg, dest=dest).path
+    except LocalChangesError as exc:
+        if not pristine:
+            say(f"{exc.path}: local changes; testing the tree as it is (not rebuilt)")
+        return exc.path
+
+
 def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.forktree import materialize
     from forkkit.testenv import ensure_testenv
 
-    tree = materialize(cfg)
-    print(ensure_testenv(cfg, tree.path).python)
+    print(ensure_testenv(cfg, _tree_for_tests(cfg, None, False)).python)
     return 0
 
 
 def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.forktree import BASE_TAG, FORK_BRANCH, materialize
+    from forkkit.forktree import BASE_TAG
+    from forkkit.git import Git
     from forkkit.pytest_run import run_pytest
     from forkkit.testenv import ensure_testenv
+    from forkkit.worktree import scratch_worktree
 
-    tree = materialize(cfg, spec=None, dest=args.dest)
+    tree = _tree_for_tests(cfg, args.dest, args.pristine)
+    out = args.out or cfg.workdir / "reports" / "suites"
+    targets = args.tests or list(cfg.fix.related_suites)
     if args.pristine:
-        tree.git.run("checkout", "-q", f"{BASE_TAG}^{{commit}}")
-    try:
-        env = ensure_testenv(cfg, tree.path)
-        out = args.out or cfg.workdir / "reports" / "suites"
-        targets = args.tests or list(cfg.fix.related_suites)
-        run = run_pytest(env, tree.path, targets, out, "suites", args.pytest_args)
-    finally:
-        if args.pristine:
-            tree.git.run("checkout", "-q", FORK_BRANCH)
+        # A scratch worktree at base: the fork tree itself is never touched.
+        with scratch_worktree(Git(tree), BASE_TAG, "pristine") as wt:
+            env = ensure_testenv(cfg, wt.cwd)
+            run = run_pytest(env, wt.cwd, targets, out, "suites", args.pytest_args)
+    else:
+        env = ensure_testenv(cfg, tree)
+        run = run_pytest(env, tree, targets, out, "suites", args.pytest_args)
     print(f"junit: {run.junit}", file=sys.stderr)
     return 0 if run.returncode == 0 else 1
 

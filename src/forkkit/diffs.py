@@ -69,7 +69,7 @@ class DiffHunk:
     added: int
     removed: int
     span: tuple[int, int]  # old lines the change touches (insertion: both sides)
-    new_defs: tuple[str, ...] = ()  # names of def/class lines the hunk adds
+    new_defs: tuple[tuple[int, str], ...] = ()  # (indent, name) of added defs
     added_lines: tuple[int, ...] = ()  # new-file line numbers of added lines
     indented: bool = False  # the first added code line is indented
 
@@ -142,7 +142,7 @@ def _hunk(path: str, index: int, count: int, h: UnidiffHunk) -> DiffHunk:
     changed: list[int] = []
     insert_after: list[int] = []
     old_no, new_no = h.source_start, h.target_start
-    new_defs: list[str] = []
+    new_defs: list[tuple[int, str]] = []
     added_lines: list[int] = []
     indented: bool | None = None
     for line in h:
@@ -160,7 +160,7 @@ def _hunk(path: str, index: int, count: int, h: UnidiffHunk) -> DiffHunk:
                 indented = line.value[:1].isspace()
             m = _DEF.match(line.value)
             if m:
-                new_defs.append(m.group(2))
+                new_defs.append((len(m.group(1)), m.group(2)))
     if changed:
         span = (min(changed), max(changed))
     elif insert_after:
@@ -293,7 +293,7 @@ def hunk_symbols(hunk: DiffHunk, symbols: Sequence[Symbol]) -> tuple[str, ...]:
             scope = common.qualname + "."
         elif not hunk.removed and not hunk.new_defs:
             names.add(MODULE_LEVEL)
-    names.update(scope + d for d in hunk.new_defs)
+    names.update((scope if indent else "") + name for indent, name in hunk.new_defs)
     return tuple(sorted(names))
 
 
@@ -413,7 +413,7 @@ def compute_overlap(
 # --------------------------------------------------------------------------
 
 
-def test_targets(diff: Diff) -> tuple[str, ...]:
+def changed_test_modules(diff: Diff) -> tuple[str, ...]:
     """The pytest modules a diff adds or modifies (removed ones cannot run)."""
     return tuple(
         f.path for f in diff.files if f.status != "removed" and is_test_module(f.path)
@@ -479,7 +479,7 @@ def target_file(target: str) -> str:
     return target.split("::", 1)[0]
 
 
-def test_folders(targets: Iterable[str]) -> tuple[str, ...]:
+def target_folders(targets: Iterable[str]) -> tuple[str, ...]:
     """The folders of some pytest targets, e.g. ``tests/v1/core``."""
     return tuple(sorted({posixpath.dirname(target_file(t)) for t in targets}))
 

@@ -6,7 +6,7 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,17 @@ FORK_BRANCH = "fork"
 _TRAILER = "Forkkit-Upstream"
 
 
+class LocalChangesError(ForkkitError):
+    """The fork tree has edits or commits of its own; it was left untouched."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"{path}: the fork tree has local changes or commits; save them "
+            "with 'forkkit export' or rerun with --force to discard them"
+        )
+
+
 @dataclass(frozen=True)
 class ForkTree:
     """A materialized fork: where it is and what each commit holds."""
@@ -49,10 +60,11 @@ class ForkTree:
 
     @classmethod
     def from_state(cls, path: Path, state: dict[str, Any]) -> ForkTree:
-        """Rebuild from the recorded state file."""
-        fields = {k: v for k, v in state.items() if k != "path"}
-        fields["patch_commits"] = tuple(tuple(pc) for pc in state["patch_commits"])
-        return cls(path=path, **fields)
+        """Rebuild from the recorded state file (KeyError if incomplete)."""
+        names = [f.name for f in fields(cls) if f.name not in ("path", "patch_commits")]
+        values = {name: state[name] for name in names}
+        commits = tuple((str(n), str(c)) for n, c in state["patch_commits"])
+        return cls(path=path, patch_commits=commits, **values)
 
     def to_json(self) -> dict[str, object]:
         d = asdict(self)
@@ -199,21 +211,35 @@ def materialize(
     spec = spec or cfg.upstream
     series = series or load_series(cfg.series_file, cfg.patches_dir)
     dest = (dest or cfg.workdir / "fork").absolute()
-    git = Git(dest) if (dest / ".git").exists() else Git.init(dest)
+    if (dest / ".git").exists():
+        git = Git(dest)
+    elif dest.is_dir() and any(dest.iterdir()):
+        raise ForkkitError(
+            f"{dest}: not empty and not a fork tree; pick a new or empty folder"
+        )
+    else:
+        git = Git.init(dest)
     state = _read_state(git)
     head = git.rev("HEAD")
+    if head and state is None and not force:
+        raise ForkkitError(
+            f"{dest}: a git repository forkkit did not build (no state); pick "
+            "another folder, or rerun with --force to reset it"
+        )
     if state and head and not force:
         if head != state.get("head") or not git.is_clean():
-            raise ForkkitError(
-                f"{dest}: the fork tree has local changes or commits; save them "
-                "with 'forkkit export' or rerun with --force to discard them"
-            )
+            raise LocalChangesError(dest)
         if (
             state.get("upstream") == spec.ident
             and state.get("series_digest") == series.digest
         ):
-            say(f"fork tree up to date at {dest}")
-            return ForkTree.from_state(dest, state)
+            try:
+                tree = ForkTree.from_state(dest, state)
+            except (KeyError, TypeError, ValueError):
+                pass  # a state file of another forkkit version: rebuild
+            else:
+                say(f"fork tree up to date at {dest}")
+                return tree
         stray = _untracked(git)
         if stray:
             raise ForkkitError(

@@ -57,6 +57,7 @@ from forkkit.upstream import (
 )
 
 BRANCH = "rebase"
+TESTS_ONLY_TRAILER = "Forkkit-Tests-Only"
 REPORT_STEM = "rebase"
 
 
@@ -256,6 +257,7 @@ class _Run:
     series: Series
     notes: list[str] = field(default_factory=list)
     check: Git | None = None
+    last_red: str | None = None  # new base + the last checked patch's tests
 
     # -- tests ---------------------------------------------------------------
 
@@ -336,6 +338,7 @@ class _Run:
         ``test_source`` holds the patch's rebased test files (a commit, or
         ``None`` for the index of a conflicted cherry-pick).
         """
+        self.last_red = None
         if not self.opts.semantic:
             return None
         runtime, tests = split_runtime(patch.files, self.cfg.fix.runtime_files)
@@ -365,6 +368,7 @@ class _Run:
                 entries,
                 f"red: {patch.name} tests without its runtime change (new base)",
             )
+            self.last_red = red
             red_new = self._pytest(red, targets, f"{patch.path.stem[:40]}-new-red")
         except ForkkitError as exc:
             return SemanticCheck(tuple(targets), (), note=f"not checked: {exc}")
@@ -385,6 +389,34 @@ class _Run:
                 Conflict(path, tuple(conflict_regions(text)), tuple(bad.get(path, [])))
             )
         return tuple(found)
+
+    def _tests_only(self, old_commit: str, red: str) -> str:
+        """Replace HEAD by a commit of only the patch's tests (``red``'s tree).
+
+        Later patches may build on those tests; :func:`prune_tests_only`
+        drops the commit again where nothing does.
+        """
+        git = self.git
+        name, email, date = git.out(
+            "log", "-1", "--format=%an%x00%ae%x00%aI", old_commit
+        ).split("\0")
+        msg = git.out("log", "-1", "--format=%B", old_commit)
+        msg = (
+            f"[Tests] {msg}\n{TESTS_ONLY_TRAILER}: runtime change absorbed by "
+            f"{self.target.spec.label}\n"
+        )
+        env = {
+            "GIT_AUTHOR_NAME": name,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_AUTHOR_DATE": date,
+        }
+        parent = git.out("rev-parse", f"{red}^")
+        tree = git.out("rev-parse", f"{red}^{{tree}}")
+        sha = git.run(
+            "commit-tree", tree, "-p", parent, "-F", "-", input=msg, extra_env=env
+        ).stdout.strip()
+        git.run("reset", "-q", "--hard", sha)
+        return sha
 
     def apply_one(
         self, i: int, patch: Patch, old_commit: str, old_base: str, new_base: str
@@ -441,15 +473,15 @@ class _Run:
                 else:
                     conflicts = self._conflicts(bad)
                     sem = self.semantic(i, patch, old_commit, head, None)
-                    if sem and sem.absorbed:
+                    if sem and sem.absorbed and self.last_red:
                         git.run("cherry-pick", "--abort", check=False)
-                        git.run("reset", "-q", "--hard", head)
                         return dataclasses.replace(
                             res,
                             status="absorbed-semantic",
                             detail="conflicts with upstream's own change, which "
                             "already fixes it",
                             semantic=sem,
+                            new_commit=self._tests_only(old_commit, self.last_red),
                         )
                     return dataclasses.replace(
                         res, status="conflict", conflicts=conflicts, semantic=sem,
@@ -462,17 +494,56 @@ class _Run:
             "rerere": "replayed recorded resolution(s) from .git/rr-cache",
         }[status]
         sem = self.semantic(i, patch, old_commit, head, new_commit)
-        if sem and sem.absorbed:
-            git.run("reset", "-q", "--hard", head)
+        if sem and sem.absorbed and self.last_red:
             return dataclasses.replace(
                 res,
                 status="absorbed-semantic",
                 detail=f"applies ({status}) but upstream already fixes it differently",
                 semantic=sem,
+                new_commit=self._tests_only(old_commit, self.last_red),
             )
         return dataclasses.replace(
             res, status=status, detail=detail, new_commit=new_commit, semantic=sem
         )
+
+
+def prune_tests_only(
+    git: Git, new_base: str, results: Sequence[PatchResult]
+) -> list[PatchResult]:
+    """Drop the tests-only commits of absorbed patches that nothing builds on.
+
+    Each is dropped (last first) when every later commit still cherry-picks
+    cleanly without it; otherwise it stays and the result says which patch
+    needs it. With nothing carried, all go: the fork can retire.
+    """
+    out = list(results)
+    chain = [i for i, r in enumerate(out) if r.new_commit]
+    if not any(out[i].carries for i in chain):
+        for i in chain:
+            out[i] = dataclasses.replace(out[i], new_commit="")
+        chain = []
+    for idx in reversed([i for i in chain if out[i].absorbed]):
+        keep = [i for i in chain if i != idx]
+        git.run("checkout", "-q", "-f", "-B", BRANCH, new_base)
+        picked: dict[int, str] = {}
+        for i in keep:
+            if git.run("cherry-pick", out[i].new_commit, check=False).returncode:
+                git.run("cherry-pick", "--abort", check=False)
+                out[idx] = dataclasses.replace(
+                    out[idx],
+                    detail=f"{out[idx].detail}; its test changes stay as a "
+                    f"tests-only patch: {out[i].name} builds on them",
+                )
+                break
+            picked[i] = git.out("rev-parse", "HEAD")
+        else:
+            out[idx] = dataclasses.replace(out[idx], new_commit="")
+            for i, sha in picked.items():
+                out[i] = dataclasses.replace(out[i], new_commit=sha)
+            chain = keep
+    head = out[chain[-1]].new_commit if chain else new_base
+    git.run("checkout", "-q", "-f", "-B", BRANCH, head)
+    return out
 
 
 def _prove(
@@ -580,6 +651,8 @@ def rebase(cfg: ForkConfig, target: Target, opts: Options = Options()) -> Rebase
             for c in p.conflicts:
                 say(f"CONFLICT {p.name}: {c.describe()}")
         return dataclasses.replace(base, notes=tuple(run.notes))
+    results = prune_tests_only(git, new_base, results)
+    base = dataclasses.replace(base, patches=tuple(results))
     new_head = git.out("rev-parse", "HEAD")
     range_diff = _range_diff(git, old_base, old_head, new_base, new_head)
     out = work / "out"

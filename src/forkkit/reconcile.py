@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +27,7 @@ from forkkit.diffs import (
     Side,
     SideTests,
     build_matrix,
+    changed_test_modules,
     classify_side,
     collection_kind,
     compute_overlap,
@@ -35,13 +36,12 @@ from forkkit.diffs import (
     parse_diff,
     render_markdown,
     target_file,
-    test_folders,
-    test_targets,
+    target_folders,
     to_json,
     touched_tests,
 )
 from forkkit.errors import ForkkitError
-from forkkit.forktree import materialize
+from forkkit.forktree import ForkTree, materialize
 from forkkit.git import Git
 from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
@@ -50,6 +50,7 @@ from forkkit.report import write_reports
 from forkkit.series import hunk_at, parse_patch_text
 from forkkit.testenv import TestEnv, ensure_testenv
 from forkkit.upstream import extract_sdist, fetch_sdist, resolve_sdist
+from forkkit.worktree import scratch_worktree
 
 Kind = Literal["patch", "git", "release"]
 REF_PREFIX = "refs/forkkit-reconcile"
@@ -176,15 +177,11 @@ def _show(git: Git, rev: str, path: str) -> str | None:
 
 
 class Workspace:
-    """A detached worktree of the reconcile repo where cells are assembled."""
+    """A scratch worktree of the reconcile repo where cells are assembled."""
 
-    def __init__(self, git: Git, path: Path) -> None:
-        self.repo = git
-        self.path = path
-        git.run("worktree", "prune")
-        if not (path / ".git").exists():
-            git.run("worktree", "add", "-q", "--detach", "-f", str(path), "HEAD")
-        self.git = Git(path)
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self.path = git.cwd
 
     def reset(self, commit: str) -> None:
         self.git.run("reset", "-q", "--hard")
@@ -199,6 +196,11 @@ class Workspace:
             "apply", "--3way", "--whitespace=nowarn", str(patch_file), check=False
         )
         return proc.returncode, proc.stderr + proc.stdout
+
+    def tree_id(self) -> str:
+        """The git tree of the worktree as it is now (staged for the purpose)."""
+        self.git.run("add", "-A", ".")
+        return self.git.out("write-tree")
 
     def unmerged(self) -> list[str]:
         out = self.git.out("diff", "--name-only", "--diff-filter=U")
@@ -271,7 +273,7 @@ def _fetch(git: Git, url: str, ref: str, dest: str) -> str:
 
 
 def _theirs_from_git(
-    git: Git, ws: Workspace, cfg: ForkConfig, comp: Competitor, base: str, out: Path
+    git: Git, ws: Workspace, cfg: ForkConfig, comp: Competitor, base: str, label: str
 ) -> str:
     """Fetch a PR/branch and commit its own changes (vs its merge base) on base."""
     url = cfg.upstream.git_url
@@ -297,11 +299,10 @@ def _theirs_from_git(
     text = git.run("diff", "--full-index", "--binary", merge_base, theirs).stdout
     if not text.strip():
         raise ForkkitError(f"{comp.ref}: no changes relative to its merge base")
-    patch = out / "competitor.diff"
-    patch.parent.mkdir(parents=True, exist_ok=True)
+    patch = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-competitor.diff"
     patch.write_text(text)
     msg = f"Competitor {comp.ref} ({theirs[:12]})"
-    return _apply_competitor(ws, base, patch, cfg.upstream.label, msg)
+    return _apply_competitor(ws, base, patch, label, msg)
 
 
 @dataclass(frozen=True)
@@ -342,21 +343,27 @@ def _fetch_release(
 # --------------------------------------------------------------------------
 
 
-def broken_modules(junit: Path) -> dict[str, str]:
-    """Modules pytest could not collect, with ``import``/``collection``."""
+def broken_modules(junit: Path) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Modules pytest could not collect (-> ``import``/``collection``), and the
+    distinct one-line reasons (the ``E ...`` line of each traceback)."""
     try:
         root = ET.parse(junit).getroot()
     except (OSError, ET.ParseError):
-        return {}
-    out: dict[str, str] = {}
+        return {}, ()
+    kinds: dict[str, str] = {}
+    reasons: list[str] = []
     for case in root.iter("testcase"):
         if case.get("classname"):
             continue
         for child in case:
             if child.tag == "error":
                 text = (child.get("message") or "") + "\n" + (child.text or "")
-                out[case.get("name", "")] = collection_kind(text)
-    return out
+                kinds[case.get("name", "")] = collection_kind(text)
+                last = [ln for ln in text.splitlines() if ln.startswith("E ")]
+                if last:
+                    # drop the absolute path of the scratch tree
+                    reasons.append(re.sub(r" \(/[^)]*\)$", "", last[-1][1:].strip()))
+    return kinds, tuple(dict.fromkeys(reasons))
 
 
 def _conflict_lines(
@@ -412,8 +419,13 @@ def run_cell(
     overlap: Overlap,
     extra: list[str],
     timeout: float | None,
+    seen: dict[tuple[str, tuple[str, ...]], Cell] | None = None,
 ) -> Cell:
-    """Assemble a cell's tree (conflict if a layer does not apply) and run it."""
+    """Assemble a cell's tree (conflict if a layer does not apply) and run it.
+
+    ``seen`` maps (tree id, targets) to cells already run: an identical tree
+    (e.g. a side with no runtime change) reuses that result.
+    """
     name = f"{plan.side}-on-{plan.runtime.key}"
     ws.reset(plan.root)
     for i, layer in enumerate(plan.layers):
@@ -434,27 +446,46 @@ def run_cell(
     note = f"not in this tree: {', '.join(absent)}" if absent else ""
     if not present:
         return Cell(plan.side, plan.runtime.key, "not-applicable", note=note)
+    key = (ws.tree_id(), present)
+    if seen is not None and key in seen:
+        prev = seen[key]
+        say(f"{name}: same tree as {prev.side} tests on {prev.runtime}; reused")
+        return replace(
+            prev,
+            side=plan.side,
+            runtime=plan.runtime.key,
+            note=f"same tree as {prev.side} tests on {prev.runtime} (reused)",
+        )
     with step(f"{plan.side} tests on {plan.runtime.key} ({len(present)} target(s))"):
         run = run_pytest(
             env, ws.path, list(present), out / "junit", name, extra, False, timeout
         )
+    notes = [note] if note else []
+    broken, reasons = broken_modules(run.junit)
+    if reasons:
+        notes.append(f"{len(broken)} module(s) not collected: " + "; ".join(reasons))
+    if run.timed_out:
+        notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
     try:
         report = parse_junit(run.junit)
     except ForkkitError:
         report = JunitReport()
-        note = (note + "; " if note else "") + (
-            f"pytest wrote no JUnit XML (exit {run.returncode}), see {run.log}"
+        notes.append(
+            f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
         )
-    return Cell(
+    cell = Cell(
         plan.side,
         plan.runtime.key,
         "ran",
         report=report,
-        broken_modules=broken_modules(run.junit),
+        broken_modules=broken,
         command=run.command,
         seconds=run.seconds,
-        note=note,
+        note="; ".join(notes),
     )
+    if seen is not None:
+        seen[key] = cell
+    return cell
 
 
 # --------------------------------------------------------------------------
@@ -462,32 +493,45 @@ def run_cell(
 # --------------------------------------------------------------------------
 
 
-def reconcile(
-    cfg: ForkConfig,
-    ref: str,
-    *,
-    sha256: str = "",
-    sdist_url: str = "",
-    their_tests: str = "files",
-    their_tree: bool = True,
-    pytest_args: list[str] | None = None,
-    timeout: float | None = None,
-) -> tuple[ReconcileResult, Path, Path]:
-    """Run the whole comparison; return the result and the report paths."""
-    comp = parse_competitor(ref, cfg.upstream.name)
-    work = cfg.workdir / "reconcile"
-    fork = materialize(cfg, dest=work / "repo")
-    git, base, ours_head = fork.git, fork.base, fork.head
-    ws = Workspace(git, work / "cell")
-    base_label = fork.upstream_label
+@dataclass(frozen=True)
+class Options:
+    """What ``forkkit reconcile`` was asked to do besides ``--with``."""
+
+    sha256: str = ""  # release pin (default: the index's hash)
+    sdist_url: str = ""  # release download URL (default: the index)
+    their_tests: str = "files"  # "files" or "changed"
+    their_tree: bool = True  # release: also run in the release's full tree
+    pytest_args: tuple[str, ...] = ()
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Both changes as commits on our base, with their diffs and test targets."""
+
+    base: str
+    ours_head: str
+    theirs_head: str
+    ours: Diff
+    theirs: Diff
+    our_targets: tuple[str, ...]
+    their_targets: tuple[str, ...]
+    release: Release | None
+    notes: tuple[str, ...]
+
+
+def _sides(
+    cfg: ForkConfig, comp: Competitor, opts: Options, fork: ForkTree, ws: Workspace
+) -> Sides:
+    """Build the competitor's commit on our base; parse both diffs."""
+    git, base, ours_head, label = fork.git, fork.base, fork.head, fork.upstream_label
     ours = (
         parse_diff(_diff_text(git, base, ours_head, ["."]), "our series")
         if ours_head != base
         else Diff(files=())
     )
-    our_test_paths = ours.test_paths
     base_src = {p: _show(git, base, p) for p in ours.paths}
-    new_src = {p: _show(git, ours_head, p) for p in our_test_paths}
+    new_src = {p: _show(git, ours_head, p) for p in ours.test_paths}
     our_targets = merge_targets(
         cfg.fix.focused_tests, touched_tests(ours, base_src, new_src)
     )
@@ -495,13 +539,13 @@ def reconcile(
     notes: list[str] = []
     if comp.kind == "patch":
         theirs_head = _apply_competitor(
-            ws, base, Path(comp.ref), base_label, f"Competitor {Path(comp.ref).name}"
+            ws, base, Path(comp.ref), label, f"Competitor {Path(comp.ref).name}"
         )
     elif comp.kind == "git":
-        theirs_head = _theirs_from_git(git, ws, cfg, comp, base, work)
+        theirs_head = _theirs_from_git(git, ws, cfg, comp, base, label)
     else:
-        release = _fetch_release(git, cfg, comp, sha256, sdist_url)
-        folders = test_folders([*our_targets, *our_test_paths])
+        release = _fetch_release(git, cfg, comp, opts.sha256, opts.sdist_url)
+        folders = target_folders([*our_targets, *ours.test_paths])
         changed = git.out("diff", "--name-only", base, release.commit).splitlines()
         scope = sorted(
             set(ours.paths)
@@ -512,122 +556,154 @@ def reconcile(
             git, base, release.commit, scope, f"{release.label} over our files"
         )
         notes.append(
-            f"Their change = {release.label} minus {base_label} over {len(scope)} "
-            f"file(s): the runtime files we touch plus changed files in our test "
-            f"folders ({', '.join(folders)}); computed at run time from the sdists."
+            f"Their change = {release.label} minus {label} over {len(scope)} "
+            "file(s): the files our patches and fork.toml touch plus the files "
+            f"changed in our test folders ({', '.join(folders)}); computed at run "
+            "time from the two sdists."
         )
     git.run("update-ref", f"{REF_PREFIX}/theirs", theirs_head)
     theirs = parse_diff(_diff_text(git, base, theirs_head, ["."]), comp.ref)
-    shared = set(ours.paths) | set(theirs.paths)
-    overlap = compute_overlap(ours, theirs, {p: _show(git, base, p) for p in shared})
-    if their_tests == "changed":
+    if opts.their_tests == "changed":
         tsrc = {p: _show(git, base, p) for p in theirs.test_paths}
         nsrc = {p: _show(git, theirs_head, p) for p in theirs.test_paths}
         their_targets = touched_tests(theirs, tsrc, nsrc)
     else:
-        their_targets = test_targets(theirs)
-
-    ours_rt = _layer(git, base, ours_head, ours.runtime_paths, "our runtime", "ours")
-    ours_t = _layer(git, base, ours_head, our_test_paths, "our tests", "ours")
-    theirs_rt = _layer(
-        git, base, theirs_head, theirs.runtime_paths, "their runtime", "theirs"
+        their_targets = changed_test_modules(theirs)
+    return Sides(
+        base,
+        ours_head,
+        theirs_head,
+        ours,
+        theirs,
+        our_targets,
+        their_targets,
+        release,
+        tuple(notes),
     )
-    theirs_t = _layer(
-        git, base, theirs_head, theirs.test_paths, "their tests", "theirs"
-    )
 
-    tree_a = f"{base_label} (our base)"
-    runtimes: list[tuple[Runtime, str, tuple[Layer, ...], Frame]] = []
-    frame_a = Frame(tree_a, base, {"ours": (ours_t,), "theirs": (theirs_t,)})
-    runtimes += [
-        (Runtime("base", f"pristine {base_label}", tree_a), base, (), frame_a),
+
+def _columns(
+    git: Git, s: Sides, base_label: str, their_tree: bool
+) -> tuple[list[tuple[Runtime, str, tuple[Layer, ...], Frame]], list[str]]:
+    """Every runtime column: (runtime, root commit, runtime layers, frame)."""
+    o_rt = _layer(git, s.base, s.ours_head, s.ours.runtime_paths, "our runtime", "ours")
+    o_t = _layer(git, s.base, s.ours_head, s.ours.test_paths, "our tests", "ours")
+    t_rt = _layer(
+        git, s.base, s.theirs_head, s.theirs.runtime_paths, "their runtime", "theirs"
+    )
+    t_t = _layer(
+        git, s.base, s.theirs_head, s.theirs.test_paths, "their tests", "theirs"
+    )
+    tree = f"{base_label} (our base)"
+    a = Frame(tree, s.base, {"ours": (o_t,), "theirs": (t_t,)})
+    cols = [
+        (Runtime("base", f"pristine {base_label}", tree), s.base, (), a),
+        (Runtime("ours", "base + our runtime change", tree), s.base, (o_rt,), a),
+        (Runtime("theirs", "base + their runtime change", tree), s.base, (t_rt,), a),
         (
-            Runtime("ours", "base + our runtime change", tree_a),
-            base,
-            (ours_rt,),
-            frame_a,
-        ),
-        (
-            Runtime("theirs", "base + their runtime change", tree_a),
-            base,
-            (theirs_rt,),
-            frame_a,
-        ),
-        (
-            Runtime("ours+theirs", "base + theirs + ours on top", tree_a),
-            base,
-            (theirs_rt, ours_rt),
-            frame_a,
+            Runtime("ours+theirs", "base + their runtime + ours on top", tree),
+            s.base,
+            (t_rt, o_rt),
+            a,
         ),
     ]
-    if release is not None and their_tree:
-        tree_b = f"{release.label} (their full tree)"
-        frame_b = Frame(tree_b, release.commit, {"ours": (ours_t,), "theirs": ()})
-        runtimes += [
+    notes: list[str] = []
+    if s.release is not None and their_tree:
+        rel = s.release
+        ver = rel.label.split()[-1]
+        tree_b = f"{rel.label} (their full tree)"
+        b = Frame(tree_b, rel.commit, {"ours": (o_t,), "theirs": ()})
+        cols += [
+            (Runtime(ver, f"pristine {rel.label}", tree_b), rel.commit, (), b),
             (
-                Runtime(
-                    f"{release.label.split()[-1]}", f"pristine {release.label}", tree_b
-                ),
-                release.commit,
-                (),
-                frame_b,
-            ),
-            (
-                Runtime(
-                    f"{release.label.split()[-1]}+ours",
-                    f"{release.label} + our runtime change",
-                    tree_b,
-                ),
-                release.commit,
-                (ours_rt,),
-                frame_b,
+                Runtime(f"{ver}+ours", f"{rel.label} + our runtime change", tree_b),
+                rel.commit,
+                (o_rt,),
+                b,
             ),
         ]
         notes.append(
-            f"Columns {release.label.split()[-1]} and {release.label.split()[-1]}+ours "
-            f"run in the whole {release.label} tree (their tests as shipped; our "
-            "tests and runtime change applied with 3-way merges), so their tests "
-            "see their own helpers; the test venv is the one of our base."
+            f"Columns {ver} and {ver}+ours run in the whole {rel.label} tree: "
+            "their tests as shipped (with their own helpers), our tests and our "
+            "runtime change applied by 3-way merge. All columns use the test "
+            f"venv of {base_label}."
         )
-    sides = [
-        SideTests("ours", "added/changed by our patches", our_targets, "base", "ours"),
-        SideTests(
-            "theirs",
-            "test modules their change adds/changes"
-            + (" (changed tests only)" if their_tests == "changed" else ""),
-            their_targets,
-            "base",
-            "theirs",
-        ),
-    ]
-    env = ensure_testenv(cfg, fork.path)
+    return cols, notes
+
+
+def reconcile(
+    cfg: ForkConfig, ref: str, opts: Options | None = None
+) -> tuple[ReconcileResult, Path, Path]:
+    """Run the whole comparison; return the result and the report paths."""
+    opts = opts or Options()
+    comp = parse_competitor(ref, cfg.upstream.name)
+    fork = materialize(cfg, dest=cfg.workdir / "reconcile" / "repo")
+    git = fork.git
     out = cfg.workdir / "reports" / "reconcile"
-    cells: dict[tuple[str, str], Cell] = {}
-    for side in sides:
-        if not side.targets:
-            continue
-        for rt, root, layers, frame in runtimes:
-            plan = Plan(
-                side.side, rt, root, (*layers, *frame.tests[side.side]), side.targets
-            )
-            cells[(side.side, rt.key)] = run_cell(
-                ws, plan, env, out, overlap, list(pytest_args or []), timeout
-            )
-    classified = tuple(classify_side(s, cells) for s in sides)
-    cols = tuple(rt for rt, *_ in runtimes)
+    with scratch_worktree(git, fork.base, "reconcile") as wt:
+        ws = Workspace(wt)
+        sides = _sides(cfg, comp, opts, fork, ws)
+        shared = set(sides.ours.paths) | set(sides.theirs.paths)
+        overlap = compute_overlap(
+            sides.ours, sides.theirs, {p: _show(git, sides.base, p) for p in shared}
+        )
+        columns, notes = _columns(git, sides, fork.upstream_label, opts.their_tree)
+        tests = [
+            SideTests(
+                "ours",
+                "focused tests + tests our patches add/change",
+                sides.our_targets,
+                "base",
+                "ours",
+            ),
+            SideTests(
+                "theirs",
+                "test modules their change adds/changes"
+                + (" (changed tests only)" if opts.their_tests == "changed" else ""),
+                sides.their_targets,
+                "base",
+                "theirs",
+            ),
+        ]
+        env = ensure_testenv(cfg, fork.path)
+        cells: dict[tuple[str, str], Cell] = {}
+        seen: dict[tuple[str, tuple[str, ...]], Cell] = {}
+        for side in tests:
+            for rt, root, layers, frame in columns:
+                if not side.targets:
+                    continue
+                plan = Plan(
+                    side.side,
+                    rt,
+                    root,
+                    (*layers, *frame.tests[side.side]),
+                    side.targets,
+                )
+                cells[(side.side, rt.key)] = run_cell(
+                    ws,
+                    plan,
+                    env,
+                    out,
+                    overlap,
+                    list(opts.pytest_args),
+                    opts.timeout,
+                    seen,
+                )
+    classified = tuple(classify_side(s, cells) for s in tests)
+    runtimes = tuple(rt for rt, *_ in columns)
     result = ReconcileResult(
         title=cfg.fix.title,
         competitor=comp.ref,
         competitor_kind=comp.kind,
-        base_label=base_label,
-        ours=ours,
-        theirs=theirs,
+        base_label=fork.upstream_label,
+        ours=sides.ours,
+        theirs=sides.theirs,
         overlap=overlap,
         sides=classified,
-        runtimes=cols,
+        runtimes=runtimes,
         cells=cells,
-        matrix=build_matrix(cols, classified, cells),
-        notes=tuple(notes),
+        matrix=build_matrix(runtimes, classified, cells),
+        notes=(*sides.notes, *notes),
     )
     md, js = write_reports(
         cfg.workdir / "reports", "reconcile", render_markdown(result), to_json(result)
@@ -672,16 +748,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    _, md, js = reconcile(
-        cfg,
-        args.with_ref,
+    opts = Options(
         sha256=args.sha256,
         sdist_url=args.sdist_url,
         their_tests=args.their_tests,
         their_tree=not args.no_their_tree,
-        pytest_args=args.pytest_args,
+        pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
     )
+    _, md, js = reconcile(cfg, args.with_ref, opts)
     print(md.read_text())
     say(f"reports: {md} {js}")
     return 0

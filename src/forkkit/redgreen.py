@@ -145,6 +145,7 @@ class RedGreenResult:
     files: tuple[FileBlob, ...]
     related_targets: tuple[tuple[str, str | None], ...]
     tests: tuple[str, ...]
+    related_suites: tuple[str, ...]  # requested ones (empty: --no-related)
     pytest_args: tuple[str, ...]
     env_vars: dict[str, str]
     python: str
@@ -189,6 +190,7 @@ class RedGreenResult:
             ],
             "related_targets": {p: sha for p, sha in self.related_targets},
             "tests": list(self.tests),
+            "related_suites": list(self.related_suites),
             "pytest_args": list(self.pytest_args),
             "env": self.env_vars,
             "python": self.python,
@@ -230,6 +232,23 @@ def node_id(test_id: str, files: set[str] | frozenset[str]) -> str | None:
         if path in files:
             return "::".join([path, *parts[i:], *([name] if sep else [])])
     return None
+
+
+def is_test_file(path: str) -> bool:
+    """Upstream test code (kept as the fork has it during red)."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        "tests" in parts[:-1]
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+    )
+
+
+def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
+    """Changed files that are neither tests nor listed runtime files."""
+    return [f for f in changed if f not in runtime and not is_test_file(f)]
 
 
 def _bad(report: JunitReport) -> list[str]:
@@ -380,7 +399,9 @@ def render_markdown(r: RedGreenResult) -> str:
                 + ", ".join(f"`{r.node(t)}`" for t in v.regressions)
             )
         out.append("")
-    elif not r.notes:
+    elif r.related_suites:
+        out += ["Related suites: skipped, the focused proof is already invalid.", ""]
+    else:
         out += ["Related suites: not run (`--no-related`).", ""]
     out += [f"_{n}_" for n in r.notes] + ([""] if r.notes else [])
     out += [f"### FAIL_TO_PASS ({len(f2p)})", ""]
@@ -682,11 +703,7 @@ def prove(
             red.report or JunitReport(), green.report or JunitReport()
         )
         focused_ok = classification.valid and not red.problem and not green.problem
-        if suites and not focused_ok:
-            notes.append(
-                "Related suites skipped: the focused proof is already invalid."
-            )
-        elif suites:
+        if suites and focused_ok:
             say(f"related suites on the fix: {', '.join(suites)}")
             related_run = run_with_runtime_from(
                 tree, head, suites, name=f"{STEM}_related", stream=stream, **common
@@ -703,6 +720,13 @@ def prove(
                     stream,
                 )
     files = _file_blobs(git, base, head, runtime, targets)
+    changed = git.out("diff", "--name-only", base, head).splitlines()
+    others = untested_changes(changed, runtime)
+    if others:
+        notes.append(
+            "Non-test files the series changes that red keeps at the fix (not in "
+            f"fork.toml [fix].runtime_files): {', '.join(others)}"
+        )
     problems = proof_problems(red, green, classification, files, related_run, verdict)
     tracked = frozenset(git.out("ls-tree", "-r", "--name-only", head).splitlines())
     ids = set(classification_ids(classification)) | set(verdict.regressions)
@@ -722,6 +746,7 @@ def prove(
         files=tuple(files),
         related_targets=tuple((s, _object(git, head, s)) for s in suites),
         tests=tuple(targets),
+        related_suites=tuple(suites),
         pytest_args=tuple(pytest_args),
         env_vars=dict(env.env),
         python=str(env.python),

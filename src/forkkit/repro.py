@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import time
@@ -28,7 +29,9 @@ from forkkit.testenv import TestEnv, ensure_testenv
 from forkkit.worktree import scratch_worktree
 
 STEM = "repro"
+STEM_GPU = "repro_gpu"
 SCRIPT = Path(__file__).parent / "scripts" / "resend_repro.py"
+GPU_SCRIPT = "scripts/gpu_resend_repro.py"  # relative to the fork.toml folder
 KINDS = ("identical", "extended", "last_token_changed")
 SCHEMA = 1
 
@@ -45,6 +48,7 @@ class ReproOptions:
     accept: int = 2
     kinds: tuple[str, ...] = KINDS
     max_num_batched_tokens: int = 8192
+    model: str = "Qwen/Qwen3.5-0.8B-Base"  # GPU only
 
     def validate(self) -> ReproOptions:
         """Reject combinations the engine would refuse; return self."""
@@ -80,6 +84,23 @@ class ReproOptions:
                 f"{where}: unknown resend kind(s) {unknown}; use {', '.join(KINDS)}"
             )
         return self
+
+    def gpu_script_args(self) -> list[str]:
+        """Flags of scripts/gpu_resend_repro.py (the model decides block sizes)."""
+        return [
+            "--model",
+            self.model,
+            "--hash-block-size",
+            str(self.hash_block_size),
+            "--num-spec",
+            str(self.num_spec),
+            "--prompt-lens",
+            ",".join(map(str, self.prompt_lens)),
+            "--extend",
+            str(self.extend),
+            "--kinds",
+            ",".join(self.kinds),
+        ]
 
     def script_args(self) -> list[str]:
         """The script's command-line flags."""
@@ -124,6 +145,7 @@ class ScriptRun:
     config: dict[str, Any]
     rows: tuple[ResendRow, ...]
     seconds: float
+    skipped: str = ""  # why the script measured nothing (GPU script only)
 
     def row(self, prompt_len: int, kind: str) -> ResendRow | None:
         return next(
@@ -153,6 +175,8 @@ def parse_script_output(text: str, where: str = "resend_repro.py") -> ScriptRun:
             f"{where}: no schema-{SCHEMA} JSON document in its output; "
             "check the script log"
         )
+    if doc.get("skipped"):
+        return ScriptRun("unknown", {}, (), 0.0, skipped=str(doc["skipped"]))
     rows = []
     for i, raw in enumerate(doc.get("rows") or []):
         w = f"{where} rows[{i}]"
@@ -197,6 +221,8 @@ class Comparison:
     resend_tokens: int
     base_cached: int | None
     fix_cached: int | None
+    base_match: bool | None = None  # GPU: warm output ids == cold ones
+    fix_match: bool | None = None
 
     @property
     def base_recomputed(self) -> int | None:
@@ -215,6 +241,11 @@ class Comparison:
         return self.fix_cached - self.base_cached
 
 
+def _match(row: ResendRow | None) -> bool | None:
+    value = row.extra.get("warm_matches_cold") if row else None
+    return value if isinstance(value, bool) else None
+
+
 def compare(base: ScriptRun | None, fix: ScriptRun) -> list[Comparison]:
     """Pair up the rows of both runs (fix order); a missing base row is None."""
     out = []
@@ -227,6 +258,8 @@ def compare(base: ScriptRun | None, fix: ScriptRun) -> list[Comparison]:
                 resend_tokens=r.resend_tokens,
                 base_cached=b.cached_tokens if b else None,
                 fix_cached=r.cached_tokens,
+                base_match=_match(b),
+                fix_match=_match(r),
             )
         )
     return out
@@ -238,6 +271,10 @@ def _n(value: int | None) -> str:
 
 def _delta(value: int | None) -> str:
     return "—" if value is None else f"{value:+,}"
+
+
+def _yes(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "**NO**")
 
 
 @dataclass(frozen=True)
@@ -253,6 +290,7 @@ class ReproResult:
     base_commit: str
     runtime_files: tuple[str, ...]
     commands: tuple[str, ...]
+    gpu: bool = False
 
     @property
     def comparisons(self) -> list[Comparison]:
@@ -262,6 +300,7 @@ class ReproResult:
         return {
             "title": self.title,
             "upstream": self.upstream,
+            "mode": "gpu" if self.gpu else "cpu",
             "options": asdict(self.options),
             "fix_commit": self.fix_commit,
             "base_commit": self.base_commit,
@@ -286,20 +325,33 @@ def render_markdown(r: ReproResult) -> str:
     """The PR-ready section: setup line, the table, how to rerun."""
     o = r.options
     cfg = r.fix.config
-    sched_bs = cfg.get("scheduler_block_size", o.block_size)
-    lines = [
-        "## Resend reproduction (CPU, real Scheduler + KVCacheManager)",
-        "",
-        f"{r.upstream}: hybrid full attention + Mamba `align`, MTP "
-        f"(`num_speculative_tokens={o.num_spec}`, {o.accept} draft(s) accepted per "
-        f"step), block size {o.block_size} (scheduler {sched_bs}), "
-        f"`prefix_match_unit={o.hash_block_size}`, "
-        f"`max_num_batched_tokens={o.max_num_batched_tokens}`. Each row: a fresh "
-        "scheduler runs the prompt to completion, then the resend; cached = "
-        "prefix-cache hit the engine reports for the resend "
-        "(`prefill_stats.num_cached_tokens`).",
-        "",
-    ]
+    if r.gpu:
+        head = "## Resend reproduction (GPU, real model)"
+        setup = (
+            f"{cfg.get('model', '?')} BF16 on vLLM {r.fix.vllm_version} with the "
+            f"{r.upstream} runtime files overlaid: MTP "
+            f"(`num_speculative_tokens={o.num_spec}`), Mamba "
+            f"`{cfg.get('mamba_cache_mode', 'align')}`, block size "
+            f"{cfg.get('block_size', '?')}, `prefix_match_unit={o.hash_block_size}`, "
+            "enforce_eager, one request at a time, greedy "
+            f"{cfg.get('max_tokens', '?')} tokens. Each row: emptied cache, the "
+            "resend cold, emptied cache, the prompt, the resend warm; cached = "
+            "`RequestOutput.num_cached_tokens` of the warm resend."
+        )
+    else:
+        head = "## Resend reproduction (CPU, real Scheduler + KVCacheManager)"
+        setup = (
+            f"{r.upstream}: hybrid full attention + Mamba `align`, MTP "
+            f"(`num_speculative_tokens={o.num_spec}`, {o.accept} draft(s) accepted "
+            f"per step), block size {o.block_size} (scheduler "
+            f"{cfg.get('scheduler_block_size', o.block_size)}), "
+            f"`prefix_match_unit={o.hash_block_size}`, "
+            f"`max_num_batched_tokens={o.max_num_batched_tokens}`. Each row: a "
+            "fresh scheduler runs the prompt to completion, then the resend; "
+            "cached = prefix-cache hit the engine reports for the resend "
+            "(`prefill_stats.num_cached_tokens`)."
+        )
+    lines = [head, "", setup, ""]
     kind_label = {
         "identical": "identical",
         "extended": f"extended (+{o.extend})",
@@ -315,6 +367,7 @@ def render_markdown(r: ReproResult) -> str:
             _n(c.base_recomputed),
             _n(c.fix_recomputed),
             _delta(c.gained),
+            *([_yes(c.base_match), _yes(c.fix_match)] if r.gpu else []),
         ]
         for c in r.comparisons
     ]
@@ -329,6 +382,7 @@ def render_markdown(r: ReproResult) -> str:
                 "Recomputed (base)",
                 "Recomputed (fix)",
                 "Δ cached",
+                *(["Warm = cold (base)", "Warm = cold (fix)"] if r.gpu else []),
             ],
             rows,
         )
@@ -343,7 +397,12 @@ def render_markdown(r: ReproResult) -> str:
         f"(`{', '.join(r.runtime_files)}` at `{BASE_TAG}` "
         f"`{r.base_commit[:12]}`).",
         "",
-        "Reproduce: `./dev -s repro` (or `forkkit repro`).",
+        "Reproduce: "
+        + (
+            "`./dev -s repro_gpu` (or `forkkit repro --gpu`)."
+            if r.gpu
+            else "`./dev -s repro` (or `forkkit repro`)."
+        ),
         "",
     ]
     return "\n".join(lines)
@@ -352,29 +411,61 @@ def render_markdown(r: ReproResult) -> str:
 # ------------------------------------------------------------------------ I/O
 
 
+@dataclass(frozen=True)
+class Runner:
+    """How one script run is started: interpreter, script, flags, environment."""
+
+    python: Path
+    script: Path
+    args: tuple[str, ...]
+    gpu: bool
+    env: TestEnv | None = None  # CPU: the vLLM test venv (tree on PYTHONPATH)
+    runtime_files: tuple[str, ...] = ()
+
+    def command(self, tree: Path, json_out: Path) -> list[str]:
+        overlay = (
+            ["--overlay", str(tree), "--files", ",".join(self.runtime_files)]
+            if self.gpu
+            else []
+        )
+        return [
+            str(self.python),
+            str(self.script),
+            *self.args,
+            *overlay,
+            "--json-out",
+            str(json_out),
+        ]
+
+    def environ(self, tree: Path) -> dict[str, str]:
+        if self.env is not None:
+            return self.env.environ(tree)
+        # GPU: the installed (CUDA) vllm, never the source tree on PYTHONPATH.
+        return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def run_script(
-    env: TestEnv,
+    runner: Runner,
     tree: Path,
-    opts: ReproOptions,
     out_dir: Path,
     name: str,
     timeout: float | None = None,
 ) -> tuple[ScriptRun, str]:
-    """Run the script with ``tree`` on PYTHONPATH; return its parsed output."""
+    """Run the script against ``tree``; return its parsed JSON and the command."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    log = out_dir / f"{STEM}-{name}.log"
-    js = out_dir / f"{STEM}-{name}.script.json"
+    stem = STEM_GPU if runner.gpu else STEM
+    log = out_dir / f"{stem}-{name}.log"
+    js = out_dir / f"{stem}-{name}.script.json"
     js.unlink(missing_ok=True)
-    cmd = [str(env.python), str(SCRIPT), *opts.script_args(), "--json-out", str(js)]
-    shown = shlex.join(cmd)
-    with step(f"{name}: resend reproduction in {tree}"), log.open("w") as fh:
+    cmd = runner.command(tree, js)
+    with step(f"{name}: resend reproduction against {tree}"), log.open("w") as fh:
         try:
             proc = subprocess.run(
                 cmd,
                 cwd=tree,
-                env=env.environ(tree),
-                stdout=subprocess.DEVNULL,
-                stderr=fh,
+                env=runner.environ(tree),
+                stdout=fh,
+                stderr=subprocess.STDOUT,
                 timeout=timeout,
                 check=False,
             )
@@ -383,13 +474,37 @@ def run_script(
                 f"{log}: the {name} reproduction timed out after {timeout:.0f}s; "
                 "raise --timeout or shrink --prompt-lens"
             ) from None
-    if proc.returncode != 0 or not js.exists():
+    if not js.exists() or (proc.returncode != 0 and not runner.gpu):
         tail = log.read_text().strip().splitlines()[-1:] if log.exists() else []
         raise ForkkitError(
             f"{log}: the {name} reproduction failed (exit {proc.returncode}"
             f"{': ' + tail[0] if tail else ''}); see the log"
         )
-    return parse_script_output(js.read_text(), str(js)), shown
+    return parse_script_output(js.read_text(), str(js)), shlex.join(cmd)
+
+
+def make_runner(cfg: ForkConfig, tree: Path, opts: ReproOptions, gpu: bool) -> Runner:
+    """The CPU runner (test venv) or the GPU one (FORKKIT_TESTENV_PYTHON)."""
+    runtime = tuple(cfg.fix.runtime_files)
+    if not gpu:
+        env = ensure_testenv(cfg, tree)
+        return Runner(env.python, SCRIPT, tuple(opts.script_args()), False, env)
+    python = os.environ.get("FORKKIT_TESTENV_PYTHON")
+    if not python:
+        raise ForkkitError(
+            "forkkit repro --gpu: FORKKIT_TESTENV_PYTHON is not set; point it at "
+            "the python of a CUDA environment with vllm installed"
+        )
+    script = cfg.root / GPU_SCRIPT
+    if not script.is_file():
+        raise ForkkitError(f"{script}: missing; restore it from the forkkit checkout")
+    return Runner(
+        Path(python),
+        script,
+        tuple(opts.gpu_script_args()),
+        True,
+        runtime_files=runtime,
+    )
 
 
 def reproduce(
@@ -397,9 +512,15 @@ def reproduce(
     tree: ForkTree | Path,
     opts: ReproOptions,
     out_dir: Path,
+    *,
+    gpu: bool = False,
     timeout: float | None = None,
+    runner: Runner | None = None,
 ) -> ReproResult:
-    """Fix on the fork tree; base runtime in a scratch worktree (always removed)."""
+    """Fix on the fork tree; base runtime in a scratch worktree (always removed).
+
+    ``runner`` defaults to :func:`make_runner` (the real script and venv).
+    """
     git = Git(tree.path if isinstance(tree, ForkTree) else tree)
     head = git.rev("HEAD")
     base = git.rev(BASE_TAG)
@@ -412,22 +533,24 @@ def reproduce(
             f"{git.cwd}: uncommitted changes to tracked files; commit and export "
             "them, or rerun 'forkkit materialize --force'"
         )
-    env = ensure_testenv(cfg, git.cwd)
+    runner = runner or make_runner(cfg, git.cwd, opts, gpu)
+    gpu = runner.gpu
     runtime = tuple(cfg.fix.runtime_files)
-    fix, fix_cmd = run_script(env, git.cwd, opts, out_dir, "fix", timeout)
-    commands = [f"cd {git.cwd} && PYTHONPATH=. {fix_cmd}"]
+    fix, fix_cmd = run_script(runner, git.cwd, out_dir, "fix", timeout)
+    commands = [f"cd {git.cwd} && {fix_cmd}"]
     base_run: ScriptRun | None = None
-    if any(git.blob(base, f) != git.blob(head, f) for f in runtime):
+    if fix.skipped:
+        say(f"SKIPPED: {fix.skipped}")
+    elif any(git.blob(base, f) != git.blob(head, f) for f in runtime):
         with scratch_worktree(git, head, "repro-base") as wt:
             for f in runtime:
                 if git.blob(base, f):
                     wt.run("checkout", base, "--", f)
                 else:
                     wt.run("rm", "-q", "-f", "--ignore-unmatch", "--", f)
-            base_run, base_cmd = run_script(env, wt.cwd, opts, out_dir, "base", timeout)
+            base_run, base_cmd = run_script(runner, wt.cwd, out_dir, "base", timeout)
             commands.append(
-                f"git checkout {BASE_TAG} -- {' '.join(runtime)} && "
-                f"PYTHONPATH=. {base_cmd}"
+                f"git checkout {BASE_TAG} -- {' '.join(runtime)} && {base_cmd}"
             )
     else:
         say("runtime files equal base: skipping the base run")
@@ -443,6 +566,7 @@ def reproduce(
         base_commit=base,
         runtime_files=runtime,
         commands=tuple(commands),
+        gpu=gpu,
     )
 
 
@@ -459,7 +583,10 @@ def _kinds(text: str) -> tuple[str, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     d = ReproOptions()
-    parser.description = __doc__.splitlines()[0] if __doc__ else None
+    parser.description = (
+        "Resend reproduction, base vs fix: on CPU with vLLM's real Scheduler and "
+        "KVCacheManager (default), or with a real model on a GPU (--gpu)."
+    )
     parser.add_argument("--source", choices=["sdist", "git"], help="upstream source")
     parser.add_argument("--git-url", help="upstream git URL (git source)")
     parser.add_argument("--rev", help="upstream git revision (implies --source git)")
@@ -467,6 +594,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", type=Path, help="report folder (default: <workdir>/reports)"
     )
+    parser.add_argument(
+        "--gpu",
+        action="store_true",
+        help=f"run {GPU_SCRIPT} with FORKKIT_TESTENV_PYTHON (a CUDA vllm env)",
+    )
+    parser.add_argument("--model", default=d.model, help="GPU: model or local path")
     parser.add_argument("--block-size", type=int, default=d.block_size)
     parser.add_argument("--hash-block-size", type=int, default=d.hash_block_size)
     parser.add_argument(
@@ -507,12 +640,24 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
         accept=args.accept,
         kinds=tuple(args.kinds),
         max_num_batched_tokens=args.max_num_batched_tokens,
+        model=args.model,
     ).validate()
+    if args.gpu and not os.environ.get("FORKKIT_TESTENV_PYTHON"):
+        print("SKIPPED: FORKKIT_TESTENV_PYTHON is not set (the CUDA env's python)")
+        return 0
     tree = materialize(cfg, dest=args.dest)
     out_dir = args.out or cfg.workdir / "reports"
     start = time.monotonic()
-    result = reproduce(cfg, tree, opts, out_dir, timeout=args.timeout)
-    md, js = write_reports(out_dir, STEM, render_markdown(result), result.to_json())
+    result = reproduce(cfg, tree, opts, out_dir, gpu=args.gpu, timeout=args.timeout)
+    if result.fix.skipped:
+        print(f"SKIPPED: {result.fix.skipped}")
+        return 0
+    md_text = render_markdown(result)
+    stem = STEM_GPU if args.gpu else STEM
+    md, js = write_reports(out_dir, stem, md_text, result.to_json())
     say(f"repro done in {time.monotonic() - start:.0f}s: {md}, {js}")
-    print(render_markdown(result))
-    return 0
+    print(md_text)
+    mismatch = any(
+        m is False for c in result.comparisons for m in (c.base_match, c.fix_match)
+    )
+    return 1 if mismatch else 0

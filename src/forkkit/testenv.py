@@ -15,6 +15,7 @@ from forkkit.errors import ForkkitError
 from forkkit.progress import say, step
 
 OK_MARKER = ".forkkit-ok"
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class TestEnv:
         env.update(self.env)
         env["PYTHONPATH"] = str(tree)
         env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        # No network: a test that needs a model from the Hugging Face Hub fails
+        # at once instead of retrying for many minutes (set to 0 to allow it).
+        for var in OFFLINE_ENV:
+            env.setdefault(var, "1")
         return env
 
 
@@ -60,6 +65,11 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     """
     override = os.environ.get("FORKKIT_TESTENV_PYTHON")
     if override:
+        if not os.access(override, os.X_OK):
+            raise ForkkitError(
+                f"{override}: FORKKIT_TESTENV_PYTHON is not an executable "
+                "interpreter; fix or unset it"
+            )
         return TestEnv(python=Path(override), env=dict(cfg.testenv.env), key="external")
     key = env_key(cfg, tree)
     venv = cfg.workdir / "venvs" / f"{cfg.upstream.name}-{key}"

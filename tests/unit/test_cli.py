@@ -134,3 +134,23 @@ def test_suites_on_fork_and_pristine(toy_project: ForkConfig, tmp_path: Path) ->
         toy_project, "suites", "--pristine", "--out", str(out), "tests/test_fix.py"
     )
     assert proc.returncode != 0
+
+
+def test_suites_test_local_edits_as_they_are(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    out = tmp_path / "reports"
+    assert _forkkit(toy_project, "materialize").returncode == 0
+    calc = toy_project.workdir / "fork" / "toy" / "calc.py"
+    calc.write_text(FIXED_CALC.replace("return n\n", "return n + 1\n"))
+    proc = _forkkit(toy_project, "suites", "--out", str(out), "tests/test_fix.py")
+    assert proc.returncode == 1  # the edit breaks the fix's test: it ran on it
+    assert "testing the tree as it is" in proc.stderr
+    assert parse_junit(out / "suites.xml").summary()["failed"] == 1
+    assert "return n + 1" in calc.read_text()  # untouched
+    # --pristine tests base in a scratch worktree: the edit stays, untested
+    proc = _forkkit(toy_project, "suites", "--pristine", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert parse_junit(out / "suites.xml").summary()["passed"] == 2
+    assert "return n + 1" in calc.read_text()
+    assert not (toy_project.workdir / ".forkkit-worktrees").exists()

@@ -370,3 +370,33 @@ def test_forktree_json_round_trip(toy_project: ForkConfig) -> None:
     tree = materialize(toy_project)
     data = json.loads(json.dumps(tree.to_json()))
     assert ForkTree.from_state(tree.path, data) == tree
+
+
+def test_never_clobbers_a_foreign_folder(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("precious\n")
+    with pytest.raises(ForkkitError, match="not empty and not a fork tree"):
+        materialize(toy_project, dest=mine)
+    assert not (mine / ".git").exists()
+    repo = Git.init(tmp_path / "repo")
+    (repo.cwd / "work.py").write_text("x = 1\n")
+    repo.run("add", "-A")
+    repo.run("commit", "-q", "-m", "mine")
+    with pytest.raises(ForkkitError, match="a git repository forkkit did not build"):
+        materialize(toy_project, dest=repo.cwd)
+    assert (repo.cwd / "work.py").exists()
+    tree = materialize(toy_project, dest=repo.cwd, force=True)
+    assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
+
+
+def test_state_of_another_version_is_rebuilt(toy_project: ForkConfig) -> None:
+    tree = materialize(toy_project)
+    state_file = tree.path / ".git" / STATE_FILE
+    state = json.loads(state_file.read_text())
+    del state["base_tree"]
+    state_file.write_text(json.dumps(state))
+    assert materialize(toy_project) == tree
+    assert "base_tree" in json.loads(state_file.read_text())

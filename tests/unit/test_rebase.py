@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ from tests.synthetic import (
     FIXED_CALC,
     SyntheticUpstream,
     make_project,
+    toy_dependent_two_fix_changes,
     toy_release,
     toy_two_fix_changes,
 )
@@ -234,35 +236,46 @@ def test_semantic_absorption(
         assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
 
 
+@pytest.mark.parametrize("dependent", [False, True])
 def test_two_patches_one_absorbed_one_carried_with_proof(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dependent: bool
 ) -> None:
-    import sys
-
     monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", sys.executable)
     up = SyntheticUpstream(tmp_path / "up")
     up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    changes = toy_dependent_two_fix_changes() if dependent else toy_two_fix_changes()
     cfg = make_project(
         tmp_path / "project",
         up,
         "1.0",
-        toy_two_fix_changes(),
+        changes,
         runtime_files=("toy/calc.py", "toy/count.py"),
         focused_tests=("tests/test_fix.py", "tests/test_count.py"),
     )
-    target = onto(
-        cfg,
-        up,
-        "1.1",
-        toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": CALC_FIXED_OTHERWISE}),
-    )
+    fixed = {"toy/count.py": COUNT_BUGGY, "toy/calc.py": CALC_FIXED_OTHERWISE}
+    target = onto(cfg, up, "1.1", toy_release(fixed))
     result = rebase(cfg, target, Options(apply=True, related=False))
     assert statuses(result) == ["absorbed-semantic", "clean"]
     assert [p.name for p in result.carried] == [result.patches[1].name]
     assert not result.can_retire and result.proof_valid is True and result.written
-    series = load_series(cfg.series_file, cfg.patches_dir)
-    assert [p.subject for p in series.patches] == ["[Bugfix] count counts every item"]
+    subjects = [
+        p.subject for p in load_series(cfg.series_file, cfg.patches_dir).patches
+    ]
+    if dependent:
+        # the count patch edits the limit patch's test file: those tests stay
+        assert "tests-only patch" in result.patches[0].detail
+        assert subjects == [
+            "[Tests] [Bugfix] limit reaches n",
+            "[Bugfix] count counts every item",
+        ]
+        assert (
+            "return n - 1"
+            in (cfg.root / result.out_dir).joinpath("range-diff.txt").read_text()
+            or result.range_diff
+        )
+    else:
+        assert subjects == ["[Bugfix] count counts every item"]
     data = result.to_json()
     assert data["absorbed"] == [result.patches[0].name] and data["ok"]
 

@@ -25,6 +25,7 @@ from forkkit.redgreen import (
     related_verdict,
     resolve_parallel,
     run_with_runtime_from,
+    untested_changes,
 )
 from forkkit.worktree import scratch_root
 from tests.synthetic import (
@@ -321,10 +322,7 @@ def test_interrupt_during_red_restores_fix(
 
 
 def test_sigkill_leftover_worktree_is_pruned_next_run(
-    toy_project: ForkConfig,
-    toy_upstream: SyntheticUpstream,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
     cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
     tree = materialize(cfg)
@@ -354,7 +352,6 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
     # The fork tree itself was never touched, even by a SIGKILL.
     assert tree.git.is_clean()
     assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
-    monkeypatch.delenv("TOY_MARK")
     result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
     assert result.valid, result.problems
     assert not Path(cwd).exists()
@@ -372,6 +369,8 @@ def test_node_id_and_helpers() -> None:
     )
     assert node_id("tests.a.test_x", files) == "tests/a/test_x.py"
     assert node_id("other.mod::t", files) is None
+    changed = ["vllm/a.py", "vllm/b.py", "tests/v1/test_a.py", "pkg/test_x.py"]
+    assert untested_changes(changed, ["vllm/a.py"]) == ["vllm/b.py"]
     assert resolve_parallel("auto", cpus=2) is False
     assert resolve_parallel("auto", cpus=8) is True
     assert resolve_parallel("on") and not resolve_parallel("off")

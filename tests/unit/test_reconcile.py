@@ -1,0 +1,183 @@
+"""``forkkit reconcile`` end to end on synthetic upstreams (real git + pytest)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkkit.cli import main
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.reconcile import Options, parse_competitor, reconcile
+from tests.synthetic import (
+    RECON_BASE,
+    RECON_CONFLICT,
+    RECON_DISJOINT,
+    RECON_OURS,
+    RECON_SAME_FILE,
+    SyntheticUpstream,
+    make_project,
+    push_pull_request,
+    recon_release,
+    toy_testenv_python,
+    write_patch,
+)
+
+Project = tuple[SyntheticUpstream, ForkConfig]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """Our fork (limit fix + its test) over a toy 1.0 with two bugs."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    up = SyntheticUpstream(tmp_path / "upstream")
+    up.publish("1.0", RECON_BASE)
+    cfg = make_project(
+        tmp_path / "project", up, "1.0", [("[Bugfix] limit reaches n", RECON_OURS)]
+    )
+    return up, cfg
+
+
+def rows(result_json: dict[str, object]) -> dict[str, dict[str, str]]:
+    """``"side: CATEGORY"`` -> {runtime: cell} from the JSON report."""
+    out: dict[str, dict[str, str]] = {}
+    matrix = result_json["matrix"]
+    assert isinstance(matrix, list)
+    for row in matrix:
+        out[f"{row['side']}: {row['category']}"] = row["cells"]
+    return out
+
+
+def test_parse_competitor(tmp_path: Path) -> None:
+    patch = tmp_path / "x.patch"
+    patch.write_text("")
+    assert parse_competitor(str(patch), "vllm").kind == "patch"
+    rel = parse_competitor("vllm==0.32.0", "vllm")
+    assert (rel.kind, rel.version) == ("release", "0.32.0")
+    assert parse_competitor("pull/53802/head", "vllm").kind == "git"
+    with pytest.raises(ForkkitError, match="must be vllm==VERSION"):
+        parse_competitor("torch==2.0", "vllm")
+    with pytest.raises(ForkkitError, match="not a file"):
+        parse_competitor("two words", "vllm")
+
+
+def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
+    _, cfg = project
+    patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
+    result, md, js = reconcile(cfg, str(patch))
+    assert result.overlap.kind == "disjoint"
+    assert result.theirs.paths == ("tests/test_greet.py", "toy/other.py")
+    data = json.loads(js.read_text())
+    r = rows(data)
+    assert r["ours: FAIL_TO_PASS"] == {
+        "base": "0/1 pass, 1 fail",
+        "ours": "1/1 pass",
+        "theirs": "0/1 pass, 1 fail",
+        "ours+theirs": "1/1 pass",
+    }
+    # Their test imports a function only their change adds.
+    assert r["theirs: FAIL_TO_PASS"] == {
+        "base": "error (import)",
+        "ours": "error (import)",
+        "theirs": "1/1 pass",
+        "ours+theirs": "1/1 pass",
+    }
+    text = md.read_text()
+    assert "touch **no common file**" in text
+    assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in text
+
+
+def test_same_file_competitor_as_plain_diff(project: Project, tmp_path: Path) -> None:
+    _, cfg = project
+    patch = write_patch(RECON_BASE, RECON_SAME_FILE, tmp_path / "sq.diff", mbox=False)
+    assert not patch.read_text().startswith("From ")
+    result, _, js = reconcile(cfg, str(patch))
+    assert result.overlap.kind == "same-files"
+    (f,) = result.overlap.files
+    assert f.path == "toy/calc.py" and f.pairs == () and f.shared_symbols == ()
+    assert [h.symbols for h in f.ours] == [("limit",)]
+    assert [h.symbols for h in f.theirs] == [("square",)]
+    r = rows(json.loads(js.read_text()))
+    assert r["ours: FAIL_TO_PASS"]["ours+theirs"] == "1/1 pass"
+    assert r["theirs: FAIL_TO_PASS"]["ours+theirs"] == "1/1 pass"
+    assert r["theirs: FAIL_TO_PASS"]["ours"] == "0/1 pass, 1 fail"
+
+
+def test_conflicting_competitor_as_git_ref(project: Project) -> None:
+    up, cfg = project
+    push_pull_request(up, 7, "1.0", RECON_CONFLICT)
+    rc = main(["--config", str(cfg.path), "reconcile", "--with", "pull/7/head"])
+    assert rc == 0
+    data = json.loads((cfg.workdir / "reports" / "reconcile.json").read_text())
+    assert data["competitor"] == {"ref": "pull/7/head", "kind": "git"}
+    ov = data["overlap"]
+    assert ov["kind"] == "overlapping"
+    (f,) = ov["files"]
+    assert f["path"] == "toy/calc.py" and f["shared_symbols"] == ["limit"]
+    assert f["pairs"][0]["distance"] == 0
+    both = [c for c in data["cells"] if c["runtime"] == "ours+theirs"]
+    assert {c["status"] for c in both} == {"conflict"}
+    assert "toy/calc.py: our runtime hunk 1/1" in both[0]["conflict"][0]
+    r = rows(data)
+    # Their approach passes our regression test; ours fails one of theirs.
+    assert r["ours: FAIL_TO_PASS"]["theirs"] == "1/1 pass"
+    assert r["theirs: FAIL_TO_PASS"]["ours"] == "1/2 pass, 1 fail"
+    assert r["theirs: FAIL_TO_PASS"]["ours+theirs"] == "conflict"
+
+
+def test_git_ref_fetch_failures_are_one_line(
+    project: Project, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _, cfg = project
+    cases = [
+        ["--with", "pull/99/head"],  # no such ref in the (local bare) upstream
+        ["--with", "pull/1/head", "--git-url", (tmp_path / "nowhere.git").as_uri()],
+    ]
+    for args in cases:
+        assert main(["--config", str(cfg.path), "reconcile", *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        errors = [ln for ln in err if not ln.startswith("[forkkit]")]
+        assert len(errors) == 1, err
+        assert errors[0].startswith("forkkit: error: ") and "cannot fetch" in errors[0]
+        assert "--with PATH.patch" in errors[0]
+
+
+def test_patch_that_does_not_apply_names_the_hunk(
+    project: Project, tmp_path: Path
+) -> None:
+    _, cfg = project
+    other_base = {**RECON_BASE, "toy/calc.py": "def limit(n):\n    return n + 5\n"}
+    patch = write_patch(
+        other_base,
+        {"toy/calc.py": "def limit(n):\n    return n\n"},
+        tmp_path / "elsewhere.patch",
+    )
+    with pytest.raises(ForkkitError, match=r"hunk 1/1 of toy/calc.py .* toy 1.0"):
+        reconcile(cfg, str(patch))
+
+
+def test_release_competitor(project: Project) -> None:
+    up, cfg = project
+    sdist, sha = up.publish("1.1", recon_release(RECON_CONFLICT))
+    opts = Options(sha256=sha, sdist_url=sdist.as_uri())
+    result, md, js = reconcile(cfg, "toy==1.1", opts)
+    # Scope: the files we touch + changed files in our test folder (tests/);
+    # toy/other.py and tests/deep/ changed in 1.1 but are out of scope.
+    assert result.theirs.paths == (
+        "tests/test_clamp.py",
+        "tests/test_other.py",
+        "toy/calc.py",
+    )
+    assert [r.key for r in result.runtimes][-2:] == ["1.1", "1.1+ours"]
+    r = rows(json.loads(js.read_text()))
+    assert r["ours: FAIL_TO_PASS"]["1.1"] == "1/1 pass"
+    assert r["ours: FAIL_TO_PASS"]["1.1+ours"] == "conflict"
+    assert r["theirs: FAIL_TO_PASS"]["1.1"] == "2/2 pass"
+    # test_other changed for a toy/other.py change we do not carry: it fails
+    # on every runtime of our base and passes only in their full tree.
+    assert r["theirs: FAIL_TO_FAIL"]["theirs"] == "0/1 pass, 1 fail"
+    assert r["theirs: FAIL_TO_FAIL"]["1.1"] == "1/1 pass"
+    assert "in the whole toy 1.1 tree" in md.read_text()

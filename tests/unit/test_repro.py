@@ -1,0 +1,304 @@
+"""``forkkit repro``: options, the script's JSON, the table, base vs fix runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkkit import repro, testenv
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.forktree import materialize
+from forkkit.repro import (
+    Comparison,
+    ReproOptions,
+    ReproResult,
+    Runner,
+    ScriptRun,
+    compare,
+    parse_script_output,
+    render_markdown,
+    reproduce,
+)
+from forkkit.worktree import scratch_root
+
+
+def _row(
+    n: int, kind: str, cached: int, tokens: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    tokens = n if tokens is None else tokens
+    return {
+        "prompt_len": n,
+        "kind": kind,
+        "resend_tokens": tokens,
+        "cached_tokens": cached,
+        "computed_at_first_schedule": cached,
+        "recomputed_prompt_tokens": tokens - cached,
+        **extra,
+    }
+
+
+def _doc(*rows: dict[str, Any]) -> str:
+    return json.dumps(
+        {
+            "schema": 1,
+            "vllm_version": "0.30.0",
+            "config": {"block_size": 64, "scheduler_block_size": 64},
+            "rows": list(rows),
+            "seconds": 1.5,
+        },
+        indent=2,
+    )
+
+
+# ------------------------------------------------------------------ options
+
+
+def test_default_options_are_the_briefed_setup() -> None:
+    o = ReproOptions().validate()
+    assert (o.hash_block_size, o.num_spec, o.prompt_lens) == (16, 3, (16000, 16001))
+    args = o.script_args()
+    assert args[args.index("--prompt-lens") + 1] == "16000,16001"
+    assert args[args.index("--kinds") + 1] == "identical,extended,last_token_changed"
+    assert "--block-size" not in o.gpu_script_args()
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"block_size": 40}, "not a multiple of --hash-block-size"),
+        ({"hash_block_size": 0}, "--hash-block-size must be positive"),
+        ({"accept": 4}, "--accept 4 must be between 0 and --num-spec 3"),
+        ({"prompt_lens": ()}, "--prompt-lens"),
+        ({"prompt_lens": (1,)}, "--prompt-lens"),
+        ({"kinds": ("identical", "shuffled")}, "unknown resend kind(s) ['shuffled']"),
+        ({"extend": 0}, "--extend"),
+    ],
+)
+def test_invalid_options_name_the_flag(changes: dict[str, Any], needle: str) -> None:
+    opts = ReproOptions(**changes)
+    with pytest.raises(ForkkitError) as err:
+        opts.validate()
+    assert needle in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+# ------------------------------------------------------------- script output
+
+
+def test_parse_skips_log_lines_and_keeps_extra_fields() -> None:
+    text = "WARNING something {odd}\n" + _doc(
+        _row(16000, "identical", 15984, seed_chunk_ends=[8192, 15984])
+    )
+    run = parse_script_output(text)
+    (row,) = run.rows
+    assert (row.prompt_len, row.kind, row.cached_tokens) == (16000, "identical", 15984)
+    assert row.recomputed_prompt_tokens == 16
+    assert row.extra == {"seed_chunk_ends": [8192, 15984]}
+    assert run.vllm_version == "0.30.0" and run.config["block_size"] == 64
+
+
+def test_parse_skipped_document() -> None:
+    run = parse_script_output(json.dumps({"schema": 1, "skipped": "no CUDA GPU"}))
+    assert run.skipped == "no CUDA GPU" and run.rows == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("Traceback (most recent call last):\n  boom", "no schema-1 JSON document"),
+        ('{"schema": 1, "rows": [', "output is not JSON"),
+        (json.dumps({"schema": 2, "rows": []}), "no schema-1 JSON document"),
+        (json.dumps({"schema": 1, "rows": []}), "has no rows"),
+        (
+            _doc({**_row(16000, "identical", 1), "cached_tokens": None}),
+            "'cached_tokens'",
+        ),
+    ],
+)
+def test_parse_rejects_bad_output(text: str, needle: str) -> None:
+    with pytest.raises(ForkkitError) as err:
+        parse_script_output(text, "out.json")
+    assert needle in str(err.value) and str(err.value).startswith("out.json")
+
+
+# ------------------------------------------------------------- table / json
+
+
+def _result(base: ScriptRun | None, fix: ScriptRun, gpu: bool = False) -> ReproResult:
+    return ReproResult(
+        title="t",
+        upstream="vllm 0.30.0",
+        options=ReproOptions(),
+        fix=fix,
+        base=base,
+        fix_commit="f" * 40,
+        base_commit="b" * 40,
+        runtime_files=("vllm/a.py",),
+        commands=("cmd",),
+        gpu=gpu,
+    )
+
+
+def test_compare_pairs_rows_and_computes_deltas() -> None:
+    base = parse_script_output(
+        _doc(_row(16000, "identical", 15968), _row(16001, "identical", 15984))
+    )
+    fix = parse_script_output(
+        _doc(
+            _row(16000, "identical", 15984),
+            _row(16001, "identical", 15984),
+            _row(16000, "extended", 16032, tokens=16048),
+        )
+    )
+    rows = compare(base, fix)
+    assert rows[0] == Comparison(16000, "identical", 16000, 15968, 15984)
+    assert (rows[0].base_recomputed, rows[0].fix_recomputed, rows[0].gained) == (
+        32,
+        16,
+        16,
+    )
+    assert rows[1].gained == 0
+    assert rows[2].base_cached is None and rows[2].gained is None
+
+
+def test_markdown_table_shows_base_and_fix() -> None:
+    base = parse_script_output(_doc(_row(16000, "identical", 15968)))
+    fix = parse_script_output(_doc(_row(16000, "identical", 15984)))
+    md = render_markdown(_result(base, fix))
+    assert "| Prompt | Resend | Resend tokens | Cached (base) | Cached (fix) |" in md
+    assert "| 16,000 | identical | 16,000 | 15,968 | 15,984 | 32 | 16 | +16 |" in md
+    assert "Warm = cold" not in md
+    data = json.loads(json.dumps(_result(base, fix).to_json()))
+    assert data["rows"][0]["gained"] == 16 and data["mode"] == "cpu"
+
+
+def test_markdown_gpu_columns_flag_a_mismatch() -> None:
+    base = parse_script_output(
+        _doc(_row(16000, "identical", 15968, warm_matches_cold=False))
+    )
+    fix = parse_script_output(
+        _doc(_row(16000, "identical", 15984, warm_matches_cold=True))
+    )
+    md = render_markdown(_result(base, fix, gpu=True))
+    assert "| Warm = cold (base) | Warm = cold (fix) |" in md
+    assert (
+        "| 16,000 | identical | 16,000 | 15,968 | 15,984 | 32 | 16 | +16 "
+        "| **NO** | yes |" in md
+    )
+
+
+def test_markdown_without_base_says_why() -> None:
+    fix = parse_script_output(_doc(_row(16000, "identical", 15984)))
+    md = render_markdown(_result(None, fix))
+    assert "| 16,000 | identical | 16,000 | — | 15,984 | — | 16 | — |" in md
+    assert "Base was not run" in md
+
+
+# ------------------------------------------------- base vs fix on a toy fork
+
+# Stands in for the vLLM script: "cached tokens" = the toy's limit(n), which the
+# fix moves from n - 1 to n. Imports from PYTHONPATH (CPU) or --overlay (GPU).
+STUB = textwrap.dedent(
+    """\
+    import argparse, importlib.util, json, sys
+    p = argparse.ArgumentParser()
+    p.add_argument("--prompt-lens")
+    p.add_argument("--kinds")
+    p.add_argument("--overlay")
+    p.add_argument("--files")
+    p.add_argument("--json-out")
+    a, _ = p.parse_known_args()
+    if a.overlay:
+        spec = importlib.util.spec_from_file_location(
+            "calc", a.overlay + "/" + a.files.split(",")[0])
+        calc = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(calc)
+    else:
+        import toy.calc as calc
+    rows = []
+    for n in map(int, a.prompt_lens.split(",")):
+        for kind in a.kinds.split(","):
+            c = calc.limit(n)
+            rows.append(dict(prompt_len=n, kind=kind, resend_tokens=n,
+                             cached_tokens=c, computed_at_first_schedule=c,
+                             recomputed_prompt_tokens=n - c))
+    doc = dict(schema=1, vllm_version="toy", config={}, rows=rows, seconds=0)
+    open(a.json_out, "w").write(json.dumps(doc))
+    print(json.dumps(doc))
+    """
+)
+
+
+def _runner(tmp_path: Path, opts: ReproOptions, gpu: bool) -> Runner:
+    script = tmp_path / "stub.py"
+    script.write_text(STUB)
+    env = None if gpu else testenv.TestEnv(Path(sys.executable), {}, "toy")
+    args = opts.gpu_script_args() if gpu else opts.script_args()
+    return Runner(Path(sys.executable), script, tuple(args), gpu, env, ("toy/calc.py",))
+
+
+@pytest.mark.parametrize("gpu", [False, True], ids=["cpu", "gpu-overlay"])
+def test_base_runs_with_base_runtime_and_leaves_no_worktree(
+    toy_project: ForkConfig, tmp_path: Path, gpu: bool
+) -> None:
+    tree = materialize(toy_project)
+    opts = ReproOptions(prompt_lens=(16000, 100), kinds=("identical",))
+    out = tmp_path / "reports"
+    result = reproduce(
+        toy_project, tree, opts, out, runner=_runner(tmp_path, opts, gpu)
+    )
+    got = [(c.prompt_len, c.base_cached, c.fix_cached) for c in result.comparisons]
+    assert got == [(16000, 15999, 16000), (100, 99, 100)]
+    assert result.gpu is gpu
+    stem = "repro_gpu" if gpu else "repro"
+    assert (out / f"{stem}-fix.script.json").exists()
+    assert (out / f"{stem}-base.script.json").exists()
+    assert not scratch_root(tree.path).exists()
+    assert tree.git.is_clean()
+    assert (tree.path / "toy/calc.py").read_text().count("return n\n") == 1
+
+
+def test_failing_script_is_one_line_error(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    script = tmp_path / "bad.py"
+    script.write_text(
+        "import sys\nprint('vllm exploded', file=sys.stderr)\nsys.exit(3)\n"
+    )
+    runner = Runner(
+        Path(sys.executable),
+        script,
+        (),
+        False,
+        testenv.TestEnv(Path(sys.executable), {}, "t"),
+    )
+    with pytest.raises(ForkkitError) as err:
+        reproduce(toy_project, tree, ReproOptions(), tmp_path / "r", runner=runner)
+    msg = str(err.value)
+    assert "fix reproduction failed (exit 3: vllm exploded)" in msg and "\n" not in msg
+    assert not scratch_root(tree.path).exists()
+
+
+def test_cli_gpu_without_cuda_env_skips(
+    toy_project: ForkConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from forkkit.cli import main
+
+    monkeypatch.delenv("FORKKIT_TESTENV_PYTHON")
+    rc = main(["--config", str(toy_project.path), "repro", "--gpu"])
+    assert rc == 0
+    assert capsys.readouterr().out.startswith("SKIPPED: FORKKIT_TESTENV_PYTHON")
+
+
+def test_script_is_shipped_next_to_the_module() -> None:
+    assert repro.SCRIPT.is_file()
+    assert "resend" in repro.SCRIPT.read_text()
