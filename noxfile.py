@@ -24,6 +24,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.notify("workflows")
 
 
 @nox.session(python=PY)

@@ -100,14 +100,15 @@ def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
     tree = _tree_for_tests(cfg, args.dest, args.pristine)
     out = args.out or cfg.workdir / "reports" / "suites"
     targets = args.tests or list(cfg.fix.related_suites)
+    extra = [*cfg.fix.deselect_args(), *args.pytest_args]
     if args.pristine:
         # A scratch worktree at base: the fork tree itself is never touched.
         with scratch_worktree(Git(tree), BASE_TAG, "pristine") as wt:
             env = ensure_testenv(cfg, wt.cwd)
-            run = run_pytest(env, wt.cwd, targets, out, "suites", args.pytest_args)
+            run = run_pytest(env, wt.cwd, targets, out, "suites", extra)
     else:
         env = ensure_testenv(cfg, tree)
-        run = run_pytest(env, tree, targets, out, "suites", args.pytest_args)
+        run = run_pytest(env, tree, targets, out, "suites", extra)
     print(f"junit: {run.junit}", file=sys.stderr)
     return 0 if run.returncode == 0 else 1
 

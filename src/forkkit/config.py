@@ -57,6 +57,12 @@ class FixSpec:
     runtime_files: tuple[str, ...]
     focused_tests: tuple[str, ...]
     related_suites: tuple[str, ...]
+    # pytest node ids (prefixes) never run, e.g. tests that need the network
+    deselect: tuple[str, ...] = ()
+
+    def deselect_args(self) -> list[str]:
+        """``--deselect`` options for pytest."""
+        return [f"--deselect={node}" for node in self.deselect]
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,9 @@ _KNOWN: dict[str, frozenset[str]] = {
         }
     ),
     "patches": frozenset({"dir", "series"}),
-    "fix": frozenset({"title", "runtime_files", "focused_tests", "related_suites"}),
+    "fix": frozenset(
+        {"title", "runtime_files", "focused_tests", "related_suites", "deselect"}
+    ),
     "testenv": frozenset({"torch", "requirements", "extra", "env"}),
     "workdir": frozenset({"path"}),
 }
@@ -174,6 +182,7 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
         runtime_files=tuple(_req(fx, "runtime_files", where, list)),
         focused_tests=tuple(_req(fx, "focused_tests", where, list)),
         related_suites=tuple(_req(fx, "related_suites", where, list)),
+        deselect=tuple(_req(fx, "deselect", where, list)) if "deselect" in fx else (),
     )
     te = _table(data, "testenv", path.name)
     where = f"{path.name} [testenv]"

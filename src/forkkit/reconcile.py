@@ -54,6 +54,11 @@ from forkkit.worktree import scratch_worktree
 
 Kind = Literal["patch", "git", "release"]
 REF_PREFIX = "refs/forkkit-reconcile"
+THEIR_TESTS = {
+    "files": "test modules their change adds/changes, whole (default)",
+    "changed": "only the tests their change adds/changes",
+    "shared": "only those, in test files our patches touch too",
+}
 _RELEASE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)$")
 
 
@@ -96,12 +101,14 @@ class Layer:
 
 
 @dataclass(frozen=True)
-class Frame:
-    """A tree the runtimes of some columns are built on."""
+class Column:
+    """A runtime column: a root commit plus runtime layers, and the test
+    layers each side adds there (none where the root already has them)."""
 
-    label: str
-    root: str  # commit
-    tests: dict[str, tuple[Layer, ...]]  # side -> test layers to add here
+    runtime: Runtime
+    root: str
+    layers: tuple[Layer, ...]
+    tests: dict[str, tuple[Layer, ...]]
 
 
 # --------------------------------------------------------------------------
@@ -109,7 +116,7 @@ class Frame:
 # --------------------------------------------------------------------------
 
 
-def _commit_dir(git: Git, src: Path, message: str, parent: str | None) -> str:
+def _commit_dir(git: Git, src: Path, message: str) -> str:
     """Commit the files of ``src`` (an extracted sdist) as one commit."""
     index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-reconcile.idx"
     index.unlink(missing_ok=True)
@@ -127,10 +134,7 @@ def _commit_dir(git: Git, src: Path, message: str, parent: str | None) -> str:
     )
     tree = git.run("write-tree", extra_env=env).stdout.strip()
     index.unlink(missing_ok=True)
-    args = ["commit-tree", tree, "-m", message]
-    if parent:
-        args += ["-p", parent]
-    return git.out(*args)
+    return git.out("commit-tree", tree, "-m", message)
 
 
 def _graft(git: Git, base: str, donor: str, paths: list[str], message: str) -> str:
@@ -333,7 +337,7 @@ def _fetch_release(
     marker = f"sha256 {sha256}"
     if not commit or marker not in git.out("log", "-1", "--format=%B", commit):
         with step(f"committing {spec.label} ({archive.name})"):
-            commit = _commit_dir(git, src, f"{spec.label} ({marker})", None)
+            commit = _commit_dir(git, src, f"{spec.label} ({marker})")
         git.run("update-ref", key, commit)
     return Release(commit, spec.label)
 
@@ -341,6 +345,19 @@ def _fetch_release(
 # --------------------------------------------------------------------------
 # Cells
 # --------------------------------------------------------------------------
+
+
+_IMPORT_REASON = re.compile(
+    r"^((?:ImportError|ModuleNotFoundError): (?:cannot import name '[\w.]+' "
+    r"from '[\w.]+'|No module named '[\w.]+'))"
+)
+
+
+def _reason(line: str) -> str:
+    """A collection error, reduced to names: the import that failed, or just
+    the exception type (never code, which may be the competitor's)."""
+    m = _IMPORT_REASON.match(line)
+    return m.group(1) if m else line.split(":", 1)[0].strip()
 
 
 def broken_modules(junit: Path) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -361,8 +378,7 @@ def broken_modules(junit: Path) -> tuple[dict[str, str], tuple[str, ...]]:
                 kinds[case.get("name", "")] = collection_kind(text)
                 last = [ln for ln in text.splitlines() if ln.startswith("E ")]
                 if last:
-                    # drop the absolute path of the scratch tree
-                    reasons.append(re.sub(r" \(/[^)]*\)$", "", last[-1][1:].strip()))
+                    reasons.append(_reason(last[-1][1:].strip()))
     return kinds, tuple(dict.fromkeys(reasons))
 
 
@@ -499,10 +515,11 @@ class Options:
 
     sha256: str = ""  # release pin (default: the index's hash)
     sdist_url: str = ""  # release download URL (default: the index)
-    their_tests: str = "files"  # "files" or "changed"
+    their_tests: str = "files"  # "files", "changed" or "shared" (THEIR_TESTS)
     their_tree: bool = True  # release: also run in the release's full tree
     pytest_args: tuple[str, ...] = ()
     timeout: float | None = None
+    out_dir: Path | None = None  # reports (default: <workdir>/reports)
 
 
 @dataclass(frozen=True)
@@ -563,12 +580,15 @@ def _sides(
         )
     git.run("update-ref", f"{REF_PREFIX}/theirs", theirs_head)
     theirs = parse_diff(_diff_text(git, base, theirs_head, ["."]), comp.ref)
-    if opts.their_tests == "changed":
+    if opts.their_tests == "files":
+        their_targets = changed_test_modules(theirs)
+    else:
         tsrc = {p: _show(git, base, p) for p in theirs.test_paths}
         nsrc = {p: _show(git, theirs_head, p) for p in theirs.test_paths}
         their_targets = touched_tests(theirs, tsrc, nsrc)
-    else:
-        their_targets = changed_test_modules(theirs)
+        if opts.their_tests == "shared":
+            mine = set(ours.test_paths)
+            their_targets = tuple(t for t in their_targets if target_file(t) in mine)
     return Sides(
         base,
         ours_head,
@@ -584,8 +604,8 @@ def _sides(
 
 def _columns(
     git: Git, s: Sides, base_label: str, their_tree: bool
-) -> tuple[list[tuple[Runtime, str, tuple[Layer, ...], Frame]], list[str]]:
-    """Every runtime column: (runtime, root commit, runtime layers, frame)."""
+) -> tuple[list[Column], list[str]]:
+    """Every runtime column, and notes on how they are built."""
     o_rt = _layer(git, s.base, s.ours_head, s.ours.runtime_paths, "our runtime", "ours")
     o_t = _layer(git, s.base, s.ours_head, s.ours.test_paths, "our tests", "ours")
     t_rt = _layer(
@@ -595,16 +615,23 @@ def _columns(
         git, s.base, s.theirs_head, s.theirs.test_paths, "their tests", "theirs"
     )
     tree = f"{base_label} (our base)"
-    a = Frame(tree, s.base, {"ours": (o_t,), "theirs": (t_t,)})
+    on_base: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": (t_t,)}
     cols = [
-        (Runtime("base", f"pristine {base_label}", tree), s.base, (), a),
-        (Runtime("ours", "base + our runtime change", tree), s.base, (o_rt,), a),
-        (Runtime("theirs", "base + their runtime change", tree), s.base, (t_rt,), a),
-        (
+        Column(Runtime("base", f"pristine {base_label}", tree), s.base, (), on_base),
+        Column(
+            Runtime("ours", "base + our runtime change", tree), s.base, (o_rt,), on_base
+        ),
+        Column(
+            Runtime("theirs", "base + their runtime change", tree),
+            s.base,
+            (t_rt,),
+            on_base,
+        ),
+        Column(
             Runtime("ours+theirs", "base + their runtime + ours on top", tree),
             s.base,
             (t_rt, o_rt),
-            a,
+            on_base,
         ),
     ]
     notes: list[str] = []
@@ -612,14 +639,20 @@ def _columns(
         rel = s.release
         ver = rel.label.split()[-1]
         tree_b = f"{rel.label} (their full tree)"
-        b = Frame(tree_b, rel.commit, {"ours": (o_t,), "theirs": ()})
+        # the release already holds their tests; ours are merged in
+        in_release: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": ()}
         cols += [
-            (Runtime(ver, f"pristine {rel.label}", tree_b), rel.commit, (), b),
-            (
+            Column(
+                Runtime(ver, f"pristine {rel.label}", tree_b),
+                rel.commit,
+                (),
+                in_release,
+            ),
+            Column(
                 Runtime(f"{ver}+ours", f"{rel.label} + our runtime change", tree_b),
                 rel.commit,
                 (o_rt,),
-                b,
+                in_release,
             ),
         ]
         notes.append(
@@ -639,7 +672,8 @@ def reconcile(
     comp = parse_competitor(ref, cfg.upstream.name)
     fork = materialize(cfg, dest=cfg.workdir / "reconcile" / "repo")
     git = fork.git
-    out = cfg.workdir / "reports" / "reconcile"
+    reports = opts.out_dir or cfg.workdir / "reports"
+    out = reports / "reconcile"
     with scratch_worktree(git, fork.base, "reconcile") as wt:
         ws = Workspace(wt)
         sides = _sides(cfg, comp, opts, fork, ws)
@@ -658,8 +692,7 @@ def reconcile(
             ),
             SideTests(
                 "theirs",
-                "test modules their change adds/changes"
-                + (" (changed tests only)" if opts.their_tests == "changed" else ""),
+                THEIR_TESTS[opts.their_tests],
                 sides.their_targets,
                 "base",
                 "theirs",
@@ -669,17 +702,17 @@ def reconcile(
         cells: dict[tuple[str, str], Cell] = {}
         seen: dict[tuple[str, tuple[str, ...]], Cell] = {}
         for side in tests:
-            for rt, root, layers, frame in columns:
+            for col in columns:
                 if not side.targets:
                     continue
                 plan = Plan(
                     side.side,
-                    rt,
-                    root,
-                    (*layers, *frame.tests[side.side]),
+                    col.runtime,
+                    col.root,
+                    (*col.layers, *col.tests[side.side]),
                     side.targets,
                 )
-                cells[(side.side, rt.key)] = run_cell(
+                cells[(side.side, col.runtime.key)] = run_cell(
                     ws,
                     plan,
                     env,
@@ -690,7 +723,7 @@ def reconcile(
                     seen,
                 )
     classified = tuple(classify_side(s, cells) for s in tests)
-    runtimes = tuple(rt for rt, *_ in columns)
+    runtimes = tuple(col.runtime for col in columns)
     result = ReconcileResult(
         title=cfg.fix.title,
         competitor=comp.ref,
@@ -706,7 +739,7 @@ def reconcile(
         notes=(*sides.notes, *notes),
     )
     md, js = write_reports(
-        cfg.workdir / "reports", "reconcile", render_markdown(result), to_json(result)
+        reports, "reconcile", render_markdown(result), to_json(result)
     )
     return result, md, js
 
@@ -727,9 +760,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--their-tests",
-        choices=["files", "changed"],
+        choices=sorted(THEIR_TESTS),
         default="files",
-        help="run their changed test files whole (default) or only changed tests",
+        help="their tests: " + "; ".join(f"{k}: {v}" for k, v in THEIR_TESTS.items()),
     )
     parser.add_argument(
         "--no-their-tree",
@@ -738,6 +771,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="seconds per pytest run"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="report folder (default: .forkkit/reports)"
     )
     parser.add_argument(
         "--pytest-args",
@@ -755,6 +791,7 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
         their_tree=not args.no_their_tree,
         pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
+        out_dir=args.out,
     )
     _, md, js = reconcile(cfg, args.with_ref, opts)
     print(md.read_text())

@@ -36,6 +36,7 @@ from forkkit.testenv import TestEnv, ensure_testenv
 from forkkit.worktree import scratch_worktree
 
 STEM = "red_green"
+FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
 _CATEGORIES: tuple[Category, ...] = (
     "FAIL_TO_PASS",
     "PASS_TO_PASS",
@@ -405,8 +406,11 @@ def render_markdown(r: RedGreenResult) -> str:
         out += ["Related suites: not run (`--no-related`).", ""]
     out += [f"_{n}_" for n in r.notes] + ([""] if r.notes else [])
     out += [f"### FAIL_TO_PASS ({len(f2p)})", ""]
-    out += [f"- `{r.node(t)}`{_red_reason(r.red, t)}" for t in f2p] or ["- (none)"]
-    out.append("")
+    items = [f"- `{r.node(t)}`{_red_reason(r.red, t)}" for t in f2p] or ["- (none)"]
+    if len(items) > FOLD_AFTER:
+        summary = f"{len(items)} tests that fail on base and pass with the fix"
+        items = [f"<details><summary>{summary}</summary>", "", *items, "", "</details>"]
+    out += [*items, ""]
     counts = [f"{cat}: {len(cls.ids(cat))}" for cat in _CATEGORIES[1:]]
     out += [" · ".join(counts), ""]
     for cat in _CATEGORIES[2:4] + _CATEGORIES[5:]:
@@ -709,15 +713,8 @@ def prove(
                 tree, head, suites, name=f"{STEM}_related", stream=stream, **common
             )
             if related_run.report is not None and _bad(related_run.report):
-                related_run, related_base, verdict = _recheck_on_base(
-                    git,
-                    tree,
-                    base,
-                    head,
-                    related_run,
-                    related_run.report,
-                    common,
-                    stream,
+                related_base, verdict = _recheck_on_base(
+                    tree, base, head, related_run.report, common, stream
                 )
     files = _file_blobs(git, base, head, runtime, targets)
     changed = git.out("diff", "--name-only", base, head).splitlines()
@@ -778,26 +775,25 @@ def _object(git: Git, rev: str, target: str) -> str | None:
 
 
 def _recheck_on_base(
-    git: Git,
     tree: ForkTree,
     base: str,
     head: str,
-    related: SuiteRun,
     report: JunitReport,
     common: dict[str, Any],
     stream: bool,
-) -> tuple[SuiteRun, SuiteRun | None, RelatedVerdict]:
+) -> tuple[SuiteRun | None, RelatedVerdict]:
     """Rerun the related failures on base runtime: regression or pre-existing?"""
+    git = tree.git
     tracked = frozenset(git.out("ls-tree", "-r", "--name-only", head).splitlines())
     failing = _bad(report)
     nodes = sorted({n for t in failing if (n := node_id(t, tracked))})
     if not nodes:
-        return related, None, related_verdict(report, None)
+        return None, related_verdict(report, None)
     say(f"related: {len(failing)} failure(s) on the fix; rerunning them on base")
     base_run = run_with_runtime_from(
         tree, base, nodes, name=f"{STEM}_related_base", stream=stream, **common
     )
-    return related, base_run, related_verdict(report, base_run.report)
+    return base_run, related_verdict(report, base_run.report)
 
 
 # ------------------------------------------------------------------------- CLI

@@ -154,3 +154,16 @@ def test_suites_test_local_edits_as_they_are(
     assert parse_junit(out / "suites.xml").summary()["passed"] == 2
     assert "return n + 1" in calc.read_text()
     assert not (toy_project.workdir / ".forkkit-worktrees").exists()
+
+
+def test_suites_honour_fix_deselect(toy_project: ForkConfig, tmp_path: Path) -> None:
+    toml = toy_project.path.read_text().replace(
+        "[fix]\n", '[fix]\ndeselect = ["tests/test_other.py::test_name"]\n'
+    )
+    toy_project.path.write_text(toml)
+    out = tmp_path / "reports"
+    proc = _forkkit(toy_project, "suites", "--pristine", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert list(parse_junit(out / "suites.xml").tests) == [
+        "tests.test_other::test_double"
+    ]

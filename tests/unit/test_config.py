@@ -48,8 +48,22 @@ def test_minimal_config_and_defaults(
     assert cfg.series_file == tmp_path / "patches" / "series"
     assert cfg.workdir == tmp_path / ".forkkit"
     assert cfg.fix.runtime_files == ("toy/calc.py",)
+    assert cfg.fix.deselect == ()
+    assert cfg.fix.deselect_args() == []
     assert cfg.testenv.requirements == ()
     assert cfg.testenv.env == {}
+
+
+def test_fix_deselect(tmp_path: Path) -> None:
+    text = MINIMAL.format(sha=SHA).replace(
+        "[fix]\n", '[fix]\ndeselect = ["tests/a.py::test_net", "tests/b.py"]\n'
+    )
+    cfg = load_config(_write(tmp_path, text))
+    assert cfg.fix.deselect == ("tests/a.py::test_net", "tests/b.py")
+    assert cfg.fix.deselect_args() == [
+        "--deselect=tests/a.py::test_net",
+        "--deselect=tests/b.py",
+    ]
 
 
 def test_workdir_override_is_absolute(

@@ -181,3 +181,35 @@ def test_release_competitor(project: Project) -> None:
     assert r["theirs: FAIL_TO_FAIL"]["theirs"] == "0/1 pass, 1 fail"
     assert r["theirs: FAIL_TO_FAIL"]["1.1"] == "1/1 pass"
     assert "in the whole toy 1.1 tree" in md.read_text()
+
+
+def test_tests_only_competitor_reuses_identical_trees(
+    project: Project, tmp_path: Path
+) -> None:
+    """A competitor that only adds tests: its runtime equals base, so cells with
+    identical trees are run once; ``shared`` keeps their tests in our files."""
+    _, cfg = project
+    theirs_test = (
+        "from toy.calc import limit\n\n\ndef test_limit_one():\n"
+        "    assert limit(1) == 1\n"
+    )
+    patch = write_patch(
+        RECON_BASE,
+        {"tests/test_fix.py": theirs_test, "tests/test_more.py": theirs_test},
+        tmp_path / "tests-only.patch",
+    )
+    result, _, _ = reconcile(cfg, str(patch), Options(their_tests="shared"))
+    assert result.theirs.runtime_paths == ()
+    theirs_side = next(s for s in result.sides if s.side == "theirs")
+    assert theirs_side.targets == ("tests/test_fix.py",)
+    reused = result.cells[("ours", "theirs")]
+    assert reused.note == "same tree as ours tests on base (reused)"
+    assert reused.report == result.cells[("ours", "base")].report
+    r = {f"{row.side}: {row.category}": row.cells for row in result.matrix.rows}
+    # their test passes only where our runtime change is
+    assert r["theirs: FAIL_TO_FAIL"] == (
+        "0/1 pass, 1 fail",
+        "1/1 pass",
+        "0/1 pass, 1 fail",
+        "1/1 pass",
+    )

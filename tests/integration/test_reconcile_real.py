@@ -1,0 +1,55 @@
+"""Reconcile the real fork with vLLM 0.32.0's own version of the fix (release mode).
+
+Sized to a few minutes: their side runs only the tests 0.32.0 adds/changes in
+the test files our patches touch too (``shared``), and every run is narrowed
+to the Mamba/EAGLE/MTP tests with ``-k``. The 0.32.0 sdist is fetched at run
+time (sha256-pinned) into the work dir; nothing of it is committed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkkit.config import load_config
+from forkkit.reconcile import Options, reconcile
+from forkkit.series import load_series
+
+ROOT = Path(__file__).resolve().parents[2]
+VLLM_0_32_0_SHA256 = "d2c957d5eee3d0985012151315ddc62cbe0cd368fc96a5fc3510438d9dddf2ad"
+pytestmark = pytest.mark.integration
+
+
+def test_reconcile_with_vllm_0_32_0(tmp_path: Path) -> None:
+    cfg = load_config(ROOT / "fork.toml")
+    if not load_series(cfg.series_file, cfg.patches_dir).patches:
+        pytest.skip(f"{cfg.series_file} is empty: nothing to reconcile yet")
+    opts = Options(
+        sha256=VLLM_0_32_0_SHA256,
+        their_tests="shared",
+        pytest_args=("-k", "mamba or eagle or mtp"),
+        timeout=900,
+        out_dir=tmp_path,
+    )
+    result, md, js = reconcile(cfg, "vllm==0.32.0", opts)
+    # 0.32.0 changes both runtime files of our fix: the two approaches meet.
+    assert set(cfg.fix.runtime_files) <= set(result.theirs.runtime_paths)
+    assert set(cfg.fix.runtime_files) <= {f.path for f in result.overlap.files}
+    assert result.overlap.kind != "disjoint"
+    keys = [rt.key for rt in result.runtimes]
+    assert keys == ["base", "ours", "theirs", "ours+theirs", "0.32.0", "0.32.0+ours"]
+    # Our red/green holds inside the matrix: F2P fails on base, passes on ours.
+    rows = {(r.side, r.category): r for r in result.matrix.rows}
+    f2p = rows[("ours", "FAIL_TO_PASS")]
+    n = len(f2p.tests)
+    assert n > 0
+    assert f2p.cells[keys.index("ours")] == f"{n}/{n} pass"
+    assert "pass" not in f2p.cells[keys.index("base")].replace(f"0/{n} pass", "")
+    # Every cell of every row is a definite answer.
+    for row in result.matrix.rows:
+        assert all(c and c != "n/a" for c in row.cells), row
+    data = json.loads(js.read_text())
+    assert data["competitor"] == {"ref": "vllm==0.32.0", "kind": "release"}
+    assert "### Behaviour matrix" in md.read_text()
