@@ -8,7 +8,8 @@ By hand (in a worktree of the fork's HEAD, prepared before the clock starts)::
 Toolkit: ``forkkit red-green --no-related`` as a subprocess (CLI start-up,
 materialize check, scratch worktree, JUnit, classification and reports
 included), sequential and ``--parallel``. Modes alternate within each round so
-machine load hits all of them alike. Prints a Markdown table with ratios.
+machine load hits all of them alike. Prints a Markdown table with ratios of
+wall time and of CPU time (children's rusage: what the runs cost the machine).
 
     python benchmarks/red_green_bench.py [--repeat N] [--related] [-- PYTEST_ARGS]
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -33,6 +35,12 @@ from forkkit.progress import say
 from forkkit.report import md_table
 from forkkit.testenv import TestEnv, ensure_testenv
 from forkkit.worktree import scratch_worktree
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of all waited-for child processes so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def by_hand(
@@ -90,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = ["--tests", *targets, "--related" if a.related else "--no-related"]
     passthrough = ["--", *extra] if extra else []
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp,
         scratch_worktree(tree.git, "HEAD", "bench") as wt,
@@ -111,9 +120,12 @@ def main(argv: list[str] | None = None) -> int:
             order = names[r % len(names) :] + names[: r % len(names)]
             for name in order:
                 say(f"round {r + 1}/{a.repeat}: {name}")
+                before = _children_cpu()
                 times.setdefault(name, []).append(modes[name]())
-                say(f"  {times[name][-1]:.1f}s")
+                cpu.setdefault(name, []).append(_children_cpu() - before)
+                say(f"  {times[name][-1]:.1f}s wall, {cpu[name][-1]:.1f}s CPU")
     hand = statistics.median(times[names[0]])
+    hand_cpu = statistics.median(cpu[names[0]])
     rows = [
         [
             name,
@@ -121,15 +133,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{statistics.median(ts):.1f}",
             f"{min(ts):.1f}",
             f"{statistics.median(ts) / hand:.2f}x",
+            f"{statistics.median(cpu[name]):.1f}",
+            f"{statistics.median(cpu[name]) / hand_cpu:.2f}x",
         ]
         for name, ts in times.items()
     ]
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"### Red/green wall time ({os.cpu_count()} CPUs, load {load})\n")
     print(f"Tests: {' '.join(targets)}{' + related suites' if a.related else ''}\n")
-    print(md_table(["Mode", "Runs", "Median s", "Min s", "vs by hand"], rows))
+    heads = ["Mode", "Runs", "Median wall s", "Min wall s", "Wall vs by hand"]
+    print(md_table([*heads, "Median CPU s", "CPU vs by hand"], rows))
     if a.json:
-        a.json.write_text(json.dumps({"targets": targets, "times": times}, indent=2))
+        data = {"targets": targets, "pytest_args": extra, "wall": times, "cpu": cpu}
+        a.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
 

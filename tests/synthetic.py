@@ -462,3 +462,14 @@ def toy_dependent_two_fix_changes() -> list[tuple[str, dict[str, str]]]:
             {"toy/count.py": COUNT_FIXED, "tests/test_fix.py": extended},
         ),
     ]
+
+
+def recon_release_with_helper() -> dict[str, str]:
+    """A release whose ``limit`` fix needs a new module we do not touch, so its
+    calc.py cannot be imported on our base alone."""
+    files = recon_release(RECON_CONFLICT)
+    files["toy/helpers.py"] = "def clamp(n):\n    return max(n, 0)\n"
+    files["toy/calc.py"] = "from toy.helpers import clamp\n\n\n" + RECON_CALC.replace(
+        "return n - 1", "return clamp(n)"
+    )
+    return files

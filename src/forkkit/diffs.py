@@ -217,12 +217,6 @@ def parse_diff(text: str, source: str = "diff") -> Diff:
     return Diff(files=tuple(files))
 
 
-def restrict(diff: Diff, keep: Iterable[str]) -> Diff:
-    """Only the files of ``diff`` whose path is in ``keep``."""
-    wanted = set(keep)
-    return Diff(files=tuple(f for f in diff.files if f.path in wanted))
-
-
 # --------------------------------------------------------------------------
 # Python symbols
 # --------------------------------------------------------------------------
@@ -490,10 +484,9 @@ def in_folders(paths: Iterable[str], folders: Iterable[str]) -> tuple[str, ...]:
     return tuple(p for p in paths if posixpath.dirname(p) in wanted)
 
 
-def module_of(target_or_path: str) -> str:
-    """JUnit's dotted module name of a test file or pytest target."""
-    path = target_file(target_or_path)
-    return path[:-3].replace("/", ".") if path.endswith(".py") else path
+def _module(path: str) -> str:
+    """JUnit's dotted module name of a test file (``tests/a/test_b.py``)."""
+    return path.removesuffix(".py").replace("/", ".")
 
 
 def belongs_to(test_id: str, module: str) -> bool:
@@ -532,6 +525,8 @@ class Cell:
     command: str = ""
     seconds: float = 0.0
     note: str = ""
+    reused: str = ""  # "SIDE@RUNTIME" of an identical tree already run
+    skipped_files: tuple[str, ...] = ()  # test files that did not apply here
 
 
 @dataclass(frozen=True)
@@ -561,9 +556,15 @@ def effective_outcomes(cell: Cell, test_ids: Iterable[str]) -> dict[str, TestOut
     as errors (kind ``import``/``collection``) instead of silently missing."""
     out: dict[str, TestOutcome] = {}
     tests = cell.report.tests if cell.report else {}
+    skipped = {_module(p): p for p in cell.skipped_files}
     for tid in test_ids:
         if tid in tests:
             out[tid] = tests[tid]
+            continue
+        mod = next((m for m in skipped if belongs_to(tid, m)), None)
+        if mod is not None:
+            msg = f"{skipped[mod]}: does not apply here"
+            out[tid] = TestOutcome(tid, "error", 0.0, "conflict", msg)
             continue
         for mod, kind in cell.broken_modules.items():
             if belongs_to(tid, mod):
@@ -581,16 +582,44 @@ def side_test_ids(cells: Iterable[Cell], side: Side) -> tuple[str, ...]:
     return tuple(sorted(ids))
 
 
-def classify_side(side: SideTests, cells: Mapping[tuple[str, str], Cell]) -> SideTests:
-    """F2P/P2P of a side's tests: its base-runtime cell vs its own-runtime cell."""
+def unimportable(cell: Cell | None) -> bool:
+    """Whether a cell ran but nothing could even be imported."""
+    return (
+        cell is not None
+        and cell.report is not None
+        and cell.report.executed == 0
+        and bool(cell.broken_modules)
+    )
+
+
+def classify_side(
+    side: SideTests,
+    cells: Mapping[tuple[str, str], Cell],
+    fallback: str | None = None,
+) -> SideTests:
+    """F2P/P2P of a side's tests: its base-runtime cell vs its own-runtime cell.
+
+    When the side's runtime cannot be imported on our base (a release's files
+    need helpers our base lacks), ``fallback`` (its full tree) is the green run.
+    """
+    green_key = side.own_runtime
+    note = ""
+    if fallback and unimportable(cells.get((side.side, green_key))):
+        note = (
+            f"{green_key} does not import on our base; classified on {fallback} "
+            "(their full tree) instead"
+        )
+        green_key = fallback
     red = cells.get((side.side, side.base_runtime))
-    green = cells.get((side.side, side.own_runtime))
+    green = cells.get((side.side, green_key))
     if red is None or green is None or red.report is None or green.report is None:
         return replace(side, classification=None, note="not classified: no run")
     ids = side_test_ids([red, green], side.side)
     r = replace(red.report, tests=effective_outcomes(red, ids))
     g = replace(green.report, tests=effective_outcomes(green, ids))
-    return replace(side, classification=classify(r, g))
+    return replace(
+        side, own_runtime=green_key, classification=classify(r, g), note=note
+    )
 
 
 @dataclass(frozen=True)
@@ -627,6 +656,9 @@ ROW_ORDER = (
 )
 
 
+_LOAD_KINDS = ("import", "collection", "conflict")  # a test that could not load
+
+
 def cell_summary(cell: Cell | None, test_ids: Sequence[str]) -> str:
     """One matrix cell: ``3/3 pass``, ``conflict``, ``error (import)`` ..."""
     if cell is None or cell.status == "not-applicable":
@@ -642,15 +674,19 @@ def cell_summary(cell: Cell | None, test_ids: Sequence[str]) -> str:
     errors: dict[str, int] = {}
     for t in outs.values():
         if t.outcome == "error":
-            kind = t.kind if t.kind in ("import", "collection") else "setup"
+            kind = t.kind if t.kind in _LOAD_KINDS else "setup"
             errors[kind] = errors.get(kind, 0) + 1
     missing = len(test_ids) - len(outs)
     if len(errors) == 1 and sum(errors.values()) == len(test_ids):
-        return f"error ({next(iter(errors))})"
+        kind = next(iter(errors))
+        return "conflict" if kind == "conflict" else f"error ({kind})"
     parts = [f"{passed}/{len(test_ids)} pass"]
     if failed:
         parts.append(f"{failed} fail")
-    parts += [f"{n} error ({k})" for k, n in sorted(errors.items())]
+    parts += [
+        f"{n} conflict" if k == "conflict" else f"{n} error ({k})"
+        for k, n in sorted(errors.items())
+    ]
     if skipped:
         parts.append(f"{skipped} skip")
     if missing:
@@ -667,7 +703,9 @@ def outcome_mark(cell: Cell | None, test_id: str) -> str:
     out = effective_outcomes(cell, [test_id]).get(test_id)
     if out is None:
         return "-"
-    if out.outcome == "error" and out.kind in ("import", "collection"):
+    if out.outcome == "error" and out.kind == "conflict":
+        return "conflict"
+    if out.outcome == "error" and out.kind in _LOAD_KINDS:
         return f"error ({out.kind})"
     return {"passed": "pass", "failed": "FAIL", "error": "error", "skipped": "skip"}[
         out.outcome
@@ -836,11 +874,18 @@ def render_markdown(res: ReconcileResult) -> str:
         out += [f"  - {p}" for p in problems]
         if side.note:
             out.append(f"  - {side.note}")
-    notes = [c for c in res.cells.values() if c.note]
-    out += [f"- {c.side} tests on {c.runtime}: {c.note}" for c in notes]
+    for c in res.cells.values():
+        if c.reused:
+            src_side, _, src_rt = c.reused.partition("@")
+            out.append(
+                f"- {c.side} tests on {c.runtime}: same tree as {src_side} tests on "
+                f"{src_rt}, not run again"
+            )
+        elif c.note:
+            out.append(f"- {c.side} tests on {c.runtime}: {c.note}")
     conflicts: dict[tuple[str, ...], list[str]] = {}
     for c in res.cells.values():
-        if c.status == "conflict":
+        if c.conflict:
             runtimes = conflicts.setdefault(c.conflict, [])
             if c.runtime not in runtimes:
                 runtimes.append(c.runtime)
@@ -854,7 +899,7 @@ def render_markdown(res: ReconcileResult) -> str:
         out.append("\n### Notes\n")
         out += [f"- {n}" for n in res.notes]
         out.append("")
-    cmds = [c for c in res.cells.values() if c.command]
+    cmds = [c for c in res.cells.values() if c.command and not c.reused]
     if cmds:
         out.append("\n<details><summary>Commands</summary>\n")
         for c in cmds:
@@ -954,9 +999,11 @@ def to_json(res: ReconcileResult) -> dict[str, Any]:
                 ),
                 "broken_modules": c.broken_modules,
                 "conflict": list(c.conflict),
+                "skipped_files": list(c.skipped_files),
                 "command": c.command,
                 "seconds": round(c.seconds, 1),
                 "note": c.note,
+                "reused": c.reused,
             }
             for c in res.cells.values()
         ],

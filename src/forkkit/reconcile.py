@@ -11,11 +11,14 @@ and the result is a PR-ready Markdown + JSON report. Analysis is pure
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from forkkit.config import ForkConfig
 from forkkit.diffs import (
@@ -45,7 +48,7 @@ from forkkit.forktree import ForkTree, materialize
 from forkkit.git import Git
 from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
-from forkkit.pytest_run import run_pytest
+from forkkit.pytest_run import PytestRun, run_pytest
 from forkkit.report import write_reports
 from forkkit.series import hunk_at, parse_patch_text
 from forkkit.testenv import TestEnv, ensure_testenv
@@ -92,12 +95,21 @@ def parse_competitor(ref: str, project: str) -> Competitor:
 
 @dataclass(frozen=True)
 class Layer:
-    """A diff applied on top of a tree (one side's runtime or tests part)."""
+    """A diff applied on top of a tree (one side's runtime or tests part).
+
+    A runtime layer applies whole or not at all; a test layer applies file by
+    file, so one conflicting test file does not hide the others.
+    """
 
     name: str
     side: Side
-    text: str
+    parts: tuple[tuple[str, str], ...]  # (path, its diff), in path order
     diff: Diff | None
+    per_file: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(t for _, t in self.parts)
 
 
 @dataclass(frozen=True)
@@ -169,10 +181,18 @@ def _diff_text(git: Git, a: str, b: str, paths: list[str] | tuple[str, ...]) -> 
 
 
 def _layer(
-    git: Git, a: str, b: str, paths: tuple[str, ...], name: str, side: Side
+    git: Git,
+    a: str,
+    b: str,
+    paths: tuple[str, ...],
+    name: str,
+    side: Side,
+    per_file: bool = False,
 ) -> Layer:
-    text = _diff_text(git, a, b, paths)
-    return Layer(name, side, text, parse_diff(text, name) if text.strip() else None)
+    parts = tuple((p, _diff_text(git, a, b, [p])) for p in paths)
+    text = "".join(t for _, t in parts)
+    diff = parse_diff(text, name) if text.strip() else None
+    return Layer(name, side, parts, diff, per_file)
 
 
 def _show(git: Git, rev: str, path: str) -> str | None:
@@ -192,14 +212,22 @@ class Workspace:
         self.git.run("checkout", "-q", "-f", "--detach", commit)
         self.git.run("clean", "-q", "-fdx")
 
-    def apply(self, layer: Layer, patch_file: Path) -> tuple[int, str]:
-        """``git apply --3way`` a layer; (returncode, stderr)."""
+    def apply(self, text: str, patch_file: Path) -> tuple[int, str]:
+        """``git apply --3way`` a diff; (returncode, stderr)."""
         patch_file.parent.mkdir(parents=True, exist_ok=True)
-        patch_file.write_text(layer.text)
+        patch_file.write_text(text)
         proc = self.git.run(
             "apply", "--3way", "--whitespace=nowarn", str(patch_file), check=False
         )
         return proc.returncode, proc.stderr + proc.stdout
+
+    def restore(self, root: str, path: str) -> None:
+        """Put ``path`` back as it is in ``root`` (absent if it is not there)."""
+        if self.git.ok("cat-file", "-e", f"{root}:{path}"):
+            self.git.run("checkout", "-q", "-f", root, "--", path)
+        else:
+            self.git.run("rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", path)
+            (self.path / path).unlink(missing_ok=True)
 
     def tree_id(self) -> str:
         """The git tree of the worktree as it is now (staged for the purpose)."""
@@ -316,6 +344,11 @@ class Release:
     commit: str
     label: str
 
+    @property
+    def key(self) -> str:
+        """The column name of the release tree, e.g. ``0.32.0``."""
+        return self.label.split()[-1]
+
 
 def _fetch_release(
     git: Git, cfg: ForkConfig, comp: Competitor, sha256: str, sdist_url: str
@@ -427,81 +460,169 @@ class Plan:
     targets: tuple[str, ...]
 
 
+class RunCache:
+    """Finished pytest runs by content: tree, targets, pytest args, interpreter.
+
+    Trees are content-addressed, so an identical tree (a side with no runtime
+    change, or a rerun of reconcile) is not run twice. ``root`` None: this
+    run only.
+    """
+
+    def __init__(self, root: Path | None, env: TestEnv, extra: list[str]) -> None:
+        self.root = root
+        self.extra = extra
+        self.salt = json.dumps(
+            [str(env.python), env.key, sorted(env.env.items()), extra]
+        )
+        self.session: dict[str, Cell] = {}
+
+    def key(self, tree: str, targets: tuple[str, ...]) -> str:
+        data = json.dumps([self.salt, tree, list(targets)]).encode()
+        return hashlib.sha256(data).hexdigest()[:24]
+
+    def stored(self, key: str) -> tuple[Path, dict[str, Any]] | None:
+        """A run of an earlier reconcile: its JUnit file and metadata."""
+        if self.root is None:
+            return None
+        xml, meta = self.root / f"{key}.xml", self.root / f"{key}.json"
+        if not (xml.is_file() and meta.is_file()):
+            return None
+        return xml, json.loads(meta.read_text())
+
+    def store(self, key: str, run: PytestRun) -> None:
+        if self.root is None or run.timed_out or not run.junit.is_file():
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(run.junit, self.root / f"{key}.xml")
+        meta = {"command": run.command, "seconds": run.seconds}
+        (self.root / f"{key}.json").write_text(json.dumps(meta))
+
+
+def _assemble(
+    ws: Workspace, plan: Plan, out: Path, overlap: Overlap
+) -> tuple[tuple[str, ...], tuple[str, ...]] | Cell:
+    """Apply a plan's layers; (conflict lines, skipped test files) or a
+    conflict cell when a runtime layer does not apply."""
+    name = f"{plan.side}-on-{plan.runtime.key}"
+    ws.reset(plan.root)
+    conflicts: list[str] = []
+    skipped: list[str] = []
+    for i, layer in enumerate(plan.layers):
+        chunks = list(layer.parts) if layer.per_file else [("", layer.text)]
+        for j, (path, text) in enumerate(chunks):
+            if not text.strip():
+                continue
+            rc, err = ws.apply(text, out / "layers" / f"{name}-{i}-{j}.diff")
+            if rc == 0:
+                continue
+            files = ws.unmerged()
+            say(f"{name}: {layer.name} do(es) not apply ({', '.join(files) or path})")
+            lines = _conflict_lines(layer, files or [path], err, overlap)
+            if not layer.per_file:
+                return Cell(plan.side, plan.runtime.key, "conflict", conflict=lines)
+            ws.restore(plan.root, path)
+            conflicts += lines
+            skipped.append(path)
+    return tuple(conflicts), tuple(skipped)
+
+
 def run_cell(
     ws: Workspace,
     plan: Plan,
     env: TestEnv,
     out: Path,
     overlap: Overlap,
-    extra: list[str],
-    timeout: float | None,
-    seen: dict[tuple[str, tuple[str, ...]], Cell] | None = None,
+    cache: RunCache,
+    timeout: float | None = None,
 ) -> Cell:
-    """Assemble a cell's tree (conflict if a layer does not apply) and run it.
+    """Assemble a cell's tree and run its tests (or reuse an identical run).
 
-    ``seen`` maps (tree id, targets) to cells already run: an identical tree
-    (e.g. a side with no runtime change) reuses that result.
+    A runtime layer that does not apply makes the cell a conflict; a test file
+    that does not apply is skipped and its tests count as conflicts.
     """
-    name = f"{plan.side}-on-{plan.runtime.key}"
-    ws.reset(plan.root)
-    for i, layer in enumerate(plan.layers):
-        if not layer.text.strip():
-            continue
-        rc, err = ws.apply(layer, out / "layers" / f"{name}-{i}.diff")
-        if rc != 0:
-            files = ws.unmerged()
-            say(f"{name}: {layer.name} does not apply ({', '.join(files) or 'error'})")
-            return Cell(
-                plan.side,
-                plan.runtime.key,
-                "conflict",
-                conflict=_conflict_lines(layer, files, err, overlap),
-            )
-    present = tuple(t for t in plan.targets if (ws.path / target_file(t)).is_file())
-    absent = [t for t in plan.targets if t not in present]
-    note = f"not in this tree: {', '.join(absent)}" if absent else ""
+    assembled = _assemble(ws, plan, out, overlap)
+    if isinstance(assembled, Cell):
+        return assembled
+    conflicts, skipped = assembled
+    runnable = [t for t in plan.targets if target_file(t) not in skipped]
+    present = tuple(t for t in runnable if (ws.path / target_file(t)).is_file())
+    absent = [t for t in runnable if t not in present]
+    notes = [f"not in this tree: {', '.join(absent)}"] if absent else []
+    base = Cell(
+        plan.side,
+        plan.runtime.key,
+        "ran",
+        conflict=conflicts,
+        skipped_files=skipped,
+        note="; ".join(notes),
+    )
     if not present:
-        return Cell(plan.side, plan.runtime.key, "not-applicable", note=note)
-    key = (ws.tree_id(), present)
-    if seen is not None and key in seen:
-        prev = seen[key]
-        say(f"{name}: same tree as {prev.side} tests on {prev.runtime}; reused")
+        return replace(base, status="conflict" if skipped else "not-applicable")
+    key = cache.key(ws.tree_id(), present)
+    origin = f"{plan.side}@{plan.runtime.key}"
+    if key in cache.session:
+        prev = cache.session[key]
+        say(f"{origin}: same tree as {prev.side}@{prev.runtime}, not run again")
         return replace(
             prev,
             side=plan.side,
             runtime=plan.runtime.key,
-            note=f"same tree as {prev.side} tests on {prev.runtime} (reused)",
+            conflict=conflicts,
+            skipped_files=skipped,
+            reused=f"{prev.side}@{prev.runtime}",
         )
-    with step(f"{plan.side} tests on {plan.runtime.key} ({len(present)} target(s))"):
-        run = run_pytest(
-            env, ws.path, list(present), out / "junit", name, extra, False, timeout
-        )
-    notes = [note] if note else []
-    broken, reasons = broken_modules(run.junit)
-    if reasons:
-        notes.append(f"{len(broken)} module(s) not collected: " + "; ".join(reasons))
-    if run.timed_out:
-        notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
+    stored = cache.stored(key)
+    if stored is not None:
+        say(f"{origin}: this exact tree ran in an earlier reconcile; reusing it")
+        junit, meta = stored
+        notes.append("result of an earlier reconcile run of this exact tree")
+        cell = _cell_from(base, junit, meta["command"], meta["seconds"], notes)
+    else:
+        with step(f"{origin}: {len(present)} target(s)"):
+            run = run_pytest(
+                env,
+                ws.path,
+                list(present),
+                out / "junit",
+                origin.replace("@", "-on-"),
+                cache.extra,
+                False,
+                timeout,
+            )
+        if run.timed_out:
+            notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
+        if not run.junit.is_file():
+            notes.append(
+                f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
+            )
+        cache.store(key, run)
+        cell = _cell_from(base, run.junit, run.command, run.seconds, notes)
+    cache.session[key] = cell
+    return cell
+
+
+def _cell_from(
+    base: Cell, junit: Path, command: str, seconds: float, notes: list[str]
+) -> Cell:
+    """A ran cell from a JUnit file (missing: an empty report)."""
     try:
-        report = parse_junit(run.junit)
+        report = parse_junit(junit) if junit.is_file() else JunitReport()
     except ForkkitError:
         report = JunitReport()
-        notes.append(
-            f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
-        )
-    cell = Cell(
-        plan.side,
-        plan.runtime.key,
-        "ran",
+    broken, reasons = broken_modules(junit)
+    if reasons:
+        notes = [
+            *notes,
+            f"{len(broken)} module(s) not collected: " + "; ".join(reasons),
+        ]
+    return replace(
+        base,
         report=report,
         broken_modules=broken,
-        command=run.command,
-        seconds=run.seconds,
+        command=command,
+        seconds=seconds,
         note="; ".join(notes),
     )
-    if seen is not None:
-        seen[key] = cell
-    return cell
 
 
 # --------------------------------------------------------------------------
@@ -520,6 +641,7 @@ class Options:
     pytest_args: tuple[str, ...] = ()
     timeout: float | None = None
     out_dir: Path | None = None  # reports (default: <workdir>/reports)
+    fresh: bool = False  # ignore pytest runs cached by earlier reconciles
 
 
 @dataclass(frozen=True)
@@ -607,12 +729,12 @@ def _columns(
 ) -> tuple[list[Column], list[str]]:
     """Every runtime column, and notes on how they are built."""
     o_rt = _layer(git, s.base, s.ours_head, s.ours.runtime_paths, "our runtime", "ours")
-    o_t = _layer(git, s.base, s.ours_head, s.ours.test_paths, "our tests", "ours")
+    o_t = _layer(git, s.base, s.ours_head, s.ours.test_paths, "our tests", "ours", True)
     t_rt = _layer(
         git, s.base, s.theirs_head, s.theirs.runtime_paths, "their runtime", "theirs"
     )
     t_t = _layer(
-        git, s.base, s.theirs_head, s.theirs.test_paths, "their tests", "theirs"
+        git, s.base, s.theirs_head, s.theirs.test_paths, "their tests", "theirs", True
     )
     tree = f"{base_label} (our base)"
     on_base: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": (t_t,)}
@@ -637,7 +759,7 @@ def _columns(
     notes: list[str] = []
     if s.release is not None and their_tree:
         rel = s.release
-        ver = rel.label.split()[-1]
+        ver = rel.key
         tree_b = f"{rel.label} (their full tree)"
         # the release already holds their tests; ours are merged in
         in_release: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": ()}
@@ -699,8 +821,12 @@ def reconcile(
             ),
         ]
         env = ensure_testenv(cfg, fork.path)
+        cache = RunCache(
+            None if opts.fresh else cfg.workdir / "reconcile" / "runs",
+            env,
+            list(opts.pytest_args),
+        )
         cells: dict[tuple[str, str], Cell] = {}
-        seen: dict[tuple[str, tuple[str, ...]], Cell] = {}
         for side in tests:
             for col in columns:
                 if not side.targets:
@@ -713,16 +839,15 @@ def reconcile(
                     side.targets,
                 )
                 cells[(side.side, col.runtime.key)] = run_cell(
-                    ws,
-                    plan,
-                    env,
-                    out,
-                    overlap,
-                    list(opts.pytest_args),
-                    opts.timeout,
-                    seen,
+                    ws, plan, env, out, overlap, cache, opts.timeout
                 )
-    classified = tuple(classify_side(s, cells) for s in tests)
+    fallback = (
+        sides.release.key if sides.release is not None and opts.their_tree else None
+    )
+    classified = (
+        classify_side(tests[0], cells),
+        classify_side(tests[1], cells, fallback),
+    )
     runtimes = tuple(col.runtime for col in columns)
     result = ReconcileResult(
         title=cfg.fix.title,
@@ -776,6 +901,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, help="report folder (default: .forkkit/reports)"
     )
     parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="rerun every cell (default: reuse runs of identical trees)",
+    )
+    parser.add_argument(
         "--pytest-args",
         nargs=argparse.REMAINDER,
         default=[],
@@ -792,6 +922,7 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
         pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
         out_dir=args.out,
+        fresh=args.fresh,
     )
     _, md, js = reconcile(cfg, args.with_ref, opts)
     print(md.read_text())

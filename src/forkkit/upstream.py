@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import tarfile
@@ -99,7 +100,7 @@ def sha256_file(path: Path) -> str:
 
 
 def _download(url: str, dest: Path) -> None:
-    tmp = dest.with_suffix(dest.suffix + ".part")
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.part")
     try:
         with urllib.request.urlopen(url, timeout=300) as resp, tmp.open("wb") as fh:
             shutil.copyfileobj(resp, fh)
@@ -159,9 +160,10 @@ def extract_sdist(archive: Path, dest: Path, sha256: str) -> Path:
         return dest
     if dest.exists():
         shutil.rmtree(dest)
-    tmp = dest.with_name(dest.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    # Extract beside dest, then rename: concurrent callers never see a
+    # half-extracted tree (the marker travels with the rename).
+    tmp = dest.with_name(f"{dest.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
         with step(f"extracting {archive.name}"), tarfile.open(archive) as tar:
@@ -172,14 +174,19 @@ def extract_sdist(archive: Path, dest: Path, sha256: str) -> Path:
                     "not a standard sdist"
                 )
             tar.extractall(tmp, filter="data")
+        top = tmp / tops.pop()
+        (top / marker.name).write_text(sha256 + "\n")
+        try:
+            top.rename(dest)
+        except OSError:
+            if not (marker.exists() and marker.read_text().strip() == sha256):
+                raise  # not a concurrent extraction of the same archive
     except (tarfile.TarError, OSError) as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
         raise ForkkitError(
             f"{archive.name}: cannot extract ({exc}); delete it and fetch again"
         ) from None
-    (tmp / tops.pop()).rename(dest)
-    shutil.rmtree(tmp)
-    marker.write_text(sha256 + "\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return dest
 
 

@@ -10,7 +10,7 @@ import pytest
 from forkkit.cli import main
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.reconcile import Options, parse_competitor, reconcile
+from forkkit.reconcile import Options, broken_modules, parse_competitor, reconcile
 from tests.synthetic import (
     RECON_BASE,
     RECON_CONFLICT,
@@ -21,6 +21,7 @@ from tests.synthetic import (
     make_project,
     push_pull_request,
     recon_release,
+    recon_release_with_helper,
     toy_testenv_python,
     write_patch,
 )
@@ -203,7 +204,7 @@ def test_tests_only_competitor_reuses_identical_trees(
     theirs_side = next(s for s in result.sides if s.side == "theirs")
     assert theirs_side.targets == ("tests/test_fix.py",)
     reused = result.cells[("ours", "theirs")]
-    assert reused.note == "same tree as ours tests on base (reused)"
+    assert reused.reused == "ours@base"
     assert reused.report == result.cells[("ours", "base")].report
     r = {f"{row.side}: {row.category}": row.cells for row in result.matrix.rows}
     # their test passes only where our runtime change is
@@ -213,3 +214,91 @@ def test_tests_only_competitor_reuses_identical_trees(
         "0/1 pass, 1 fail",
         "1/1 pass",
     )
+
+
+def test_collection_errors_are_reduced_to_names(tmp_path: Path) -> None:
+    junit = tmp_path / "j.xml"
+    junit.write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="" name="tests.a"><error message="collection failure">'
+        "tests/a.py:3: in &lt;module&gt;\n    from pkg.m import helper\n"
+        "E   ImportError: cannot import name 'helper' from 'pkg.m' (/tmp/x/pkg/m.py)"
+        "</error></testcase>"
+        '<testcase classname="" name="tests.b"><error message="collection failure">'
+        "E     secret = competitor_code(\nE   SyntaxError: invalid syntax"
+        "</error></testcase>"
+        '<testcase classname="tests.c" name="test_ok"/>'
+        "</testsuite></testsuites>"
+    )
+    kinds, reasons = broken_modules(junit)
+    assert kinds == {"tests.a": "import", "tests.b": "collection"}
+    assert reasons == (
+        "ImportError: cannot import name 'helper' from 'pkg.m'",
+        "SyntaxError",
+    )
+
+
+def test_release_whose_files_need_more_of_it_falls_back(project: Project) -> None:
+    """Their calc.py imports a module only the release has: on our base their
+    runtime does not import, so their tests are classified in their full tree."""
+    up, cfg = project
+    sdist, sha = up.publish("1.1", recon_release_with_helper())
+    result, md, _ = reconcile(
+        cfg, "toy==1.1", Options(sha256=sha, sdist_url=sdist.as_uri())
+    )
+    assert "toy/helpers.py" not in result.theirs.paths  # outside our files
+    theirs = next(s for s in result.sides if s.side == "theirs")
+    assert theirs.own_runtime == "1.1"
+    assert "theirs does not import on our base" in theirs.note
+    cells = {r.category: r.cells for r in result.matrix.rows if r.side == "theirs"}
+    keys = [r.key for r in result.runtimes]
+    assert cells["FAIL_TO_PASS"][keys.index("theirs")] == "error (import)"
+    # (incl. test_other, changed in 1.1 for a module we do not carry)
+    assert cells["FAIL_TO_PASS"][keys.index("1.1")] == "3/3 pass"
+    ours_on_theirs = result.cells[("ours", "theirs")]
+    assert ours_on_theirs.broken_modules == {"tests.test_fix": "import"}
+    assert "No module named 'toy.helpers'" in md.read_text()
+
+
+def test_test_file_that_does_not_merge_is_skipped_not_the_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the release tree our edit of tests/test_other.py conflicts with
+    theirs, but our new tests/test_fix.py still runs there."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    up = SyntheticUpstream(tmp_path / "upstream")
+    up.publish("1.0", RECON_BASE)
+    other = (
+        RECON_BASE["tests/test_other.py"].replace(
+            'assert name() == "toy"', 'assert name().startswith("toy")'
+        )
+        + "\n\ndef test_limit_other():\n    from toy.calc import limit\n\n"
+        + ("    assert limit(3) == 3\n")
+    )
+    cfg = make_project(
+        tmp_path / "project",
+        up,
+        "1.0",
+        [("[Bugfix] limit reaches n", {**RECON_OURS, "tests/test_other.py": other})],
+    )
+    sdist, sha = up.publish("1.1", recon_release(RECON_CONFLICT))
+    result, md, _ = reconcile(
+        cfg, "toy==1.1", Options(sha256=sha, sdist_url=sdist.as_uri())
+    )
+    ours_side = next(s for s in result.sides if s.side == "ours")
+    assert ours_side.targets == (
+        "tests/test_fix.py",
+        "tests/test_other.py::test_limit_other",
+        "tests/test_other.py::test_name",
+    )
+    cell = result.cells[("ours", "1.1")]
+    assert cell.status == "ran" and cell.skipped_files == ("tests/test_other.py",)
+    assert any(
+        line.startswith("tests/test_other.py: our tests") for line in cell.conflict
+    )
+    details = {t: marks for side, t, marks in result.matrix.details if side == "ours"}
+    col = [r.key for r in result.runtimes].index("1.1")
+    assert details["tests.test_fix::test_limit_reaches_n"][col] == "pass"
+    assert details["tests.test_other::test_limit_other"][col] == "conflict"
+    assert "### Conflicts" in md.read_text()

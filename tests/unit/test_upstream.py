@@ -245,7 +245,7 @@ def test_extract_sdist_is_idempotent(tmp_path: Path) -> None:
     dest = tmp_path / "src" / "toy-1.0"
     assert extract_sdist(archive, dest, sha) == dest
     assert (dest / "toy" / "calc.py").read_text() == BUGGY["toy/calc.py"]
-    assert not (tmp_path / "src" / "toy-1.0.tmp").exists()
+    assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
     calc = dest / "toy" / "calc.py"
     mtime = calc.stat().st_mtime_ns
     (dest / "scratch").write_text("kept: nothing is re-extracted")
