@@ -199,6 +199,13 @@ def conflict_regions(text: str) -> list[tuple[int, int]]:
 # --- verdicts ---------------------------------------------------------------
 
 
+def in_test_file(test_id: str, path: str) -> bool:
+    """Whether a JUnit test id (``pkg.mod::name``, ``pkg.mod.Class::name``)
+    belongs to the test file ``path``."""
+    module = path.removesuffix(".py").replace("/", ".")
+    return test_id.startswith((f"{module}::", f"{module}."))
+
+
 @dataclass(frozen=True)
 class SemanticCheck:
     """Whether a patch's FAIL_TO_PASS tests pass on the new upstream without it."""
@@ -207,11 +214,13 @@ class SemanticCheck:
     fail_to_pass: tuple[str, ...]  # measured on the old base (red -> green)
     passed: tuple[str, ...] = ()  # of those, passing on new upstream + tests only
     failed: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()  # not run: their test file conflicts
+    others_failing: tuple[str, ...] = ()  # other tests of the run failing there
     note: str = ""
 
     @property
     def absorbed(self) -> bool:
-        return bool(self.fail_to_pass) and len(self.passed) == len(self.fail_to_pass)
+        return bool(self.passed) and not self.failed and not self.unchecked
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -219,28 +228,68 @@ class SemanticCheck:
             "fail_to_pass_old": list(self.fail_to_pass),
             "pass_without_fix_new": list(self.passed),
             "fail_without_fix_new": list(self.failed),
+            "unchecked": list(self.unchecked),
+            "others_failing_new": list(self.others_failing),
             "absorbed": self.absorbed,
             "note": self.note,
         }
 
 
 def semantic_verdict(
-    targets: Sequence[str], fail_to_pass: Sequence[str], red_new: JunitReport
+    targets: Sequence[str],
+    fail_to_pass: Sequence[str],
+    red_new: JunitReport,
+    conflicted_files: Sequence[str] = (),
 ) -> SemanticCheck:
-    """Judge absorption: every old FAIL_TO_PASS test passes without the fix."""
+    """Judge absorption: every old FAIL_TO_PASS test passes without the fix.
+
+    FAIL_TO_PASS tests in ``conflicted_files`` could not be run (their test
+    changes conflict); while any remain unchecked the patch is not absorbed.
+    Other tests failing in the same run are reported (the patch's tests may
+    need refreshing for the new upstream) but do not decide the verdict.
+    """
     passed: list[str] = []
     failed: list[str] = []
+    unchecked: list[str] = []
     for t in fail_to_pass:
         outcome = red_new.tests.get(t)
-        (passed if outcome and outcome.outcome == "passed" else failed).append(t)
-    if passed and failed:
-        note = f"partly absorbed: {len(passed)}/{len(fail_to_pass)} pass without it"
-    elif passed:
+        if any(in_test_file(t, f) for f in conflicted_files):
+            unchecked.append(t)
+        elif outcome and outcome.outcome == "passed":
+            passed.append(t)
+        else:
+            failed.append(t)
+    f2p = set(fail_to_pass)
+    others = sorted(
+        t.test_id
+        for t in red_new.tests.values()
+        if t.outcome in ("failed", "error") and t.test_id not in f2p
+    )
+    checked = len(passed) + len(failed)
+    if passed and not failed and not unchecked:
         note = "all its FAIL_TO_PASS tests pass on the new upstream without the fix"
-    else:
+    elif passed:
+        note = f"{len(passed)}/{checked} checked FAIL_TO_PASS tests pass without it"
+    elif checked:
         note = "its FAIL_TO_PASS tests still fail on the new upstream without it"
+    else:
+        note = "no FAIL_TO_PASS test could be checked"
+    if unchecked:
+        note += f"; {len(unchecked)} not checked (their test file conflicts)"
+    if others:
+        kinds = sorted({red_new.tests[t].kind or "failure" for t in others})
+        note += (
+            f"; {len(others)} other test(s) of the patch fail there too "
+            f"({', '.join(kinds)}): its tests may need refreshing"
+        )
     return SemanticCheck(
-        tuple(targets), tuple(fail_to_pass), tuple(passed), tuple(failed), note
+        tuple(targets),
+        tuple(fail_to_pass),
+        tuple(passed),
+        tuple(failed),
+        tuple(unchecked),
+        tuple(others),
+        note,
     )
 
 
@@ -453,6 +502,9 @@ def render_markdown(result: RebaseResult) -> str:
                     ", ".join(s.targets),
                     len(s.fail_to_pass),
                     len(s.passed),
+                    len(s.failed),
+                    len(s.unchecked),
+                    len(s.others_failing),
                     "yes" if s.absorbed else "no",
                 ]
             )
@@ -467,6 +519,9 @@ def render_markdown(result: RebaseResult) -> str:
                     "targets",
                     "FAIL_TO_PASS (old)",
                     "pass without fix (new)",
+                    "fail without fix (new)",
+                    "not checked (conflict)",
+                    "other failures (new)",
                     "absorbed",
                 ],
                 sem_rows,

@@ -348,9 +348,15 @@ class _Run:
                 tuple(targets), (), note="not applicable: no runtime/test split"
             )
         entries = _entries(self.git, test_source, tests)
-        if test_source is None and any(
-            p in self._unmerged() for p in tests if p in entries
-        ):
+        conflicted: list[str] = []
+        if test_source is None:
+            # a conflicted cherry-pick: its conflicted test files keep the
+            # new upstream's version, and their tests are not judged
+            unmerged = set(self._unmerged())
+            conflicted = [p for p in tests if p in unmerged]
+            entries.update(_entries(self.git, new_prev, conflicted))
+        run_targets = [t for t in targets if t.split("::", 1)[0] not in conflicted]
+        if not run_targets:
             return SemanticCheck(
                 tuple(targets), (), note="not checked: the test changes conflict too"
             )
@@ -369,10 +375,10 @@ class _Run:
                 f"red: {patch.name} tests without its runtime change (new base)",
             )
             self.last_red = red
-            red_new = self._pytest(red, targets, f"{patch.path.stem[:40]}-new-red")
+            red_new = self._pytest(red, run_targets, f"{patch.path.stem[:40]}-new-red")
         except ForkkitError as exc:
             return SemanticCheck(tuple(targets), (), note=f"not checked: {exc}")
-        return semantic_verdict(targets, f2p, red_new)
+        return semantic_verdict(targets, f2p, red_new, conflicted)
 
     # -- applying ------------------------------------------------------------
 

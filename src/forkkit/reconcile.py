@@ -516,7 +516,7 @@ def _assemble(
             if rc == 0:
                 continue
             files = ws.unmerged()
-            say(f"{name}: {layer.name} do(es) not apply ({', '.join(files) or path})")
+            say(f"{name}: {layer.name}: {', '.join(files) or path or '?'} conflict(s)")
             lines = _conflict_lines(layer, files or [path], err, overlap)
             if not layer.per_file:
                 return Cell(plan.side, plan.runtime.key, "conflict", conflict=lines)

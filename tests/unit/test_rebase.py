@@ -8,17 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from forkkit import junit
 from forkkit.absorb import (
     conflict_regions,
+    in_test_file,
     parse_onto,
     patch_targets,
     repin_toml,
+    semantic_verdict,
     split_hunks,
     split_runtime,
 )
 from forkkit.cli import main
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
+from forkkit.junit import JunitReport, Outcome
 from forkkit.rebase import Options, RebaseResult, rebase, resolve_target
 from forkkit.series import load_series
 from tests.synthetic import (
@@ -98,6 +102,25 @@ def test_split_hunks_and_conflict_regions(toy_project: ForkConfig) -> None:
     assert all(h.text.startswith("diff --git") for h in hunks)
     text = "a\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> c\nb\n"
     assert conflict_regions(text) == [(2, 6)]
+
+
+def test_semantic_verdict() -> None:
+    def report(**outcomes: Outcome) -> JunitReport:
+        ids = {f"tests.test_{k}": v for k, v in outcomes.items()}
+        return JunitReport(
+            {t: junit.TestOutcome(t, v, 0.0, "AssertionError") for t, v in ids.items()}
+        )
+
+    f2p = ["tests.test_a::x", "tests.test_b::y"]
+    red = report(**{"a::x": "passed", "b::y": "passed", "a::z": "failed"})
+    ok = semantic_verdict(["tests/test_a.py"], f2p, red)
+    assert ok.absorbed and ok.others_failing == ("tests.test_a::z",)
+    assert "may need refreshing" in ok.note
+    half = semantic_verdict([], f2p, report(**{"a::x": "passed", "b::y": "failed"}))
+    assert not half.absorbed and half.failed == ("tests.test_b::y",)
+    part = semantic_verdict([], f2p, report(**{"a::x": "passed"}), ["tests/test_b.py"])
+    assert not part.absorbed and part.unchecked == ("tests.test_b::y",)
+    assert in_test_file("tests.v1.test_c.TestK::t", "tests/v1/test_c.py")
 
 
 # --- rebase scenarios ---------------------------------------------------------
