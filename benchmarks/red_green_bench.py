@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"### Red/green wall time ({os.cpu_count()} CPUs, load {load})\n")
-    print(f"Tests: {' '.join(targets)}{' + related suites' if a.related else ''}\n")
+    shown = " ".join([*targets, *extra])
+    print(f"Tests: `{shown}`{' + related suites' if a.related else ''}\n")
     heads = ["Mode", "Runs", "Median wall s", "Min wall s", "Wall vs by hand"]
     print(md_table([*heads, "Median CPU s", "CPU vs by hand"], rows))
     if a.json:

@@ -213,14 +213,15 @@ class SemanticCheck:
     targets: tuple[str, ...]
     fail_to_pass: tuple[str, ...]  # measured on the old base (red -> green)
     passed: tuple[str, ...] = ()  # of those, passing on new upstream + tests only
-    failed: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()  # failing on an assertion: the bug is there
+    broken: tuple[str, ...] = ()  # failing otherwise (e.g. AttributeError)
     unchecked: tuple[str, ...] = ()  # not run: their test file conflicts
     others_failing: tuple[str, ...] = ()  # other tests of the run failing there
     note: str = ""
 
     @property
     def absorbed(self) -> bool:
-        return bool(self.passed) and not self.failed and not self.unchecked
+        return bool(self.passed) and not (self.failed or self.broken or self.unchecked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -228,6 +229,7 @@ class SemanticCheck:
             "fail_to_pass_old": list(self.fail_to_pass),
             "pass_without_fix_new": list(self.passed),
             "fail_without_fix_new": list(self.failed),
+            "broken_new": list(self.broken),
             "unchecked": list(self.unchecked),
             "others_failing_new": list(self.others_failing),
             "absorbed": self.absorbed,
@@ -243,13 +245,16 @@ def semantic_verdict(
 ) -> SemanticCheck:
     """Judge absorption: every old FAIL_TO_PASS test passes without the fix.
 
-    FAIL_TO_PASS tests in ``conflicted_files`` could not be run (their test
-    changes conflict); while any remain unchecked the patch is not absorbed.
-    Other tests failing in the same run are reported (the patch's tests may
-    need refreshing for the new upstream) but do not decide the verdict.
+    Only an assertion failure shows the bug is still there; a test that fails
+    otherwise (an AttributeError of its harness, say) is *broken* on the new
+    upstream and proves nothing either way. FAIL_TO_PASS tests in
+    ``conflicted_files`` could not be run (their test changes conflict). The
+    patch is absorbed only if every FAIL_TO_PASS test ran and passed. Other
+    failing tests of the run are reported but do not decide the verdict.
     """
     passed: list[str] = []
     failed: list[str] = []
+    broken: list[str] = []
     unchecked: list[str] = []
     for t in fail_to_pass:
         outcome = red_new.tests.get(t)
@@ -257,23 +262,36 @@ def semantic_verdict(
             unchecked.append(t)
         elif outcome and outcome.outcome == "passed":
             passed.append(t)
-        else:
+        elif (
+            outcome and outcome.outcome in ("failed", "error") and outcome.is_assertion
+        ):
             failed.append(t)
+        else:
+            broken.append(t)
     f2p = set(fail_to_pass)
     others = sorted(
         t.test_id
         for t in red_new.tests.values()
         if t.outcome in ("failed", "error") and t.test_id not in f2p
     )
-    checked = len(passed) + len(failed)
-    if passed and not failed and not unchecked:
+    ran = len(passed) + len(failed) + len(broken)
+    if passed and len(passed) == len(fail_to_pass):
         note = "all its FAIL_TO_PASS tests pass on the new upstream without the fix"
+    elif failed:
+        note = (
+            f"{len(failed)}/{ran} FAIL_TO_PASS tests still fail on an assertion on "
+            "the new upstream without it"
+        )
     elif passed:
-        note = f"{len(passed)}/{checked} checked FAIL_TO_PASS tests pass without it"
-    elif checked:
-        note = "its FAIL_TO_PASS tests still fail on the new upstream without it"
+        note = f"{len(passed)}/{ran} run FAIL_TO_PASS tests pass without it"
     else:
-        note = "no FAIL_TO_PASS test could be checked"
+        note = "no FAIL_TO_PASS test passed or failed on an assertion there"
+    if broken:
+        kinds = sorted({red_new.tests[t].kind for t in broken if t in red_new.tests})
+        note += (
+            f"; {len(broken)} cannot run there ({', '.join(kinds) or 'missing'}): "
+            "refresh the tests to decide"
+        )
     if unchecked:
         note += f"; {len(unchecked)} not checked (their test file conflicts)"
     if others:
@@ -287,6 +305,7 @@ def semantic_verdict(
         tuple(fail_to_pass),
         tuple(passed),
         tuple(failed),
+        tuple(broken),
         tuple(unchecked),
         tuple(others),
         note,
@@ -503,6 +522,7 @@ def render_markdown(result: RebaseResult) -> str:
                     len(s.fail_to_pass),
                     len(s.passed),
                     len(s.failed),
+                    len(s.broken),
                     len(s.unchecked),
                     len(s.others_failing),
                     "yes" if s.absorbed else "no",
@@ -520,6 +540,7 @@ def render_markdown(result: RebaseResult) -> str:
                     "FAIL_TO_PASS (old)",
                     "pass without fix (new)",
                     "fail without fix (new)",
+                    "cannot run (new)",
                     "not checked (conflict)",
                     "other failures (new)",
                     "absorbed",

@@ -100,7 +100,7 @@ def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
     tree = _tree_for_tests(cfg, args.dest, args.pristine)
     out = args.out or cfg.workdir / "reports" / "suites"
     targets = args.tests or list(cfg.fix.related_suites)
-    extra = [*cfg.fix.deselect_args(), *args.pytest_args]
+    extra = list(args.pytest_args)
     if args.pristine:
         # A scratch worktree at base: the fork tree itself is never touched.
         with scratch_worktree(Git(tree), BASE_TAG, "pristine") as wt:

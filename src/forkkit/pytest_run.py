@@ -47,6 +47,7 @@ def pytest_command(
         f"--junitxml={junit}",
         "-o",
         "junit_family=xunit2",
+        *(f"--deselect={node}" for node in env.deselect),
         *extra,
         *targets,
     ]

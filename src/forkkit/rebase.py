@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import os
 import shutil
 import sys
 import urllib.parse
@@ -274,9 +275,29 @@ class _Run:
         return path
 
     def _pytest(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
+        """Run ``targets`` on ``commit``'s tree; a JUnit result is reused when
+        the same commit, targets, pytest args and interpreter ran before."""
         from forkkit.pytest_run import run_pytest
         from forkkit.testenv import ensure_testenv
 
+        key = json.dumps(
+            [
+                commit,
+                list(targets),
+                list(self.opts.pytest_args),
+                os.environ.get("FORKKIT_TESTENV_PYTHON", ""),
+                dataclasses.asdict(self.cfg.testenv),
+            ]
+        )
+        cached = (
+            self.work
+            / "cache"
+            / f"junit-{hashlib.sha256(key.encode()).hexdigest()[:20]}.xml"
+        )
+        if cached.is_file():
+            report = parse_junit(cached)
+            say(f"{name}: {report.summary()} (reused {cached.name}: same tree, tests)")
+            return report
         tree = self._checkout(commit)
         env = ensure_testenv(self.cfg, tree)
         with step(f"pytest {name}: {' '.join(targets)}"):
@@ -290,27 +311,19 @@ class _Run:
                 stream=False,
             )
         report = parse_junit(run.junit)
+        if not run.timed_out:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(run.junit, cached)
         say(f"{name}: {report.summary()} (log {run.log})")
         return report
 
     def _fail_to_pass_old(
-        self,
-        i: int,
-        patch: Patch,
-        old_commit: str,
-        tests: list[str],
-        targets: list[str],
+        self, patch: Patch, old_commit: str, tests: list[str], targets: list[str]
     ) -> list[str]:
-        """The patch's FAIL_TO_PASS tests on the old base (cached per inputs)."""
+        """The patch's FAIL_TO_PASS tests on the old base: its tests without vs
+        with its runtime change, on top of the patches before it."""
         from forkkit.classify import classify
 
-        h = hashlib.sha256(self.cfg.upstream.ident.encode())
-        for p in self.series.patches[: i + 1]:
-            h.update(p.path.read_bytes())
-        h.update(json.dumps([targets, list(self.opts.pytest_args)]).encode())
-        cache = self.work / "cache" / f"f2p-{h.hexdigest()[:16]}.json"
-        if cache.is_file():
-            return list(json.loads(cache.read_text())["fail_to_pass"])
         red = _overlay(
             self.git,
             f"{old_commit}^",
@@ -320,14 +333,10 @@ class _Run:
         stem = patch.path.stem[:40]
         red_run = self._pytest(red, targets, f"{stem}-old-red")
         green_run = self._pytest(old_commit, targets, f"{stem}-old-green")
-        f2p = classify(red_run, green_run).ids("FAIL_TO_PASS")
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps({"fail_to_pass": f2p}, indent=2) + "\n")
-        return f2p
+        return classify(red_run, green_run).ids("FAIL_TO_PASS")
 
     def semantic(
         self,
-        i: int,
         patch: Patch,
         old_commit: str,
         new_prev: str,
@@ -361,7 +370,7 @@ class _Run:
                 tuple(targets), (), note="not checked: the test changes conflict too"
             )
         try:
-            f2p = self._fail_to_pass_old(i, patch, old_commit, tests, targets)
+            f2p = self._fail_to_pass_old(patch, old_commit, tests, targets)
             if not f2p:
                 return SemanticCheck(
                     tuple(targets),
@@ -425,7 +434,7 @@ class _Run:
         return sha
 
     def apply_one(
-        self, i: int, patch: Patch, old_commit: str, old_base: str, new_base: str
+        self, patch: Patch, old_commit: str, old_base: str, new_base: str
     ) -> PatchResult:
         """Move one patch onto HEAD; HEAD advances only if it carries."""
         git = self.git
@@ -478,7 +487,7 @@ class _Run:
                     )
                 else:
                     conflicts = self._conflicts(bad)
-                    sem = self.semantic(i, patch, old_commit, head, None)
+                    sem = self.semantic(patch, old_commit, head, None)
                     if sem and sem.absorbed and self.last_red:
                         git.run("cherry-pick", "--abort", check=False)
                         return dataclasses.replace(
@@ -499,7 +508,7 @@ class _Run:
             "3way": "hunks moved: " + "; ".join(h for v in bad.values() for h in v),
             "rerere": "replayed recorded resolution(s) from .git/rr-cache",
         }[status]
-        sem = self.semantic(i, patch, old_commit, head, new_commit)
+        sem = self.semantic(patch, old_commit, head, new_commit)
         if sem and sem.absorbed and self.last_red:
             return dataclasses.replace(
                 res,
@@ -641,7 +650,7 @@ def rebase(cfg: ForkConfig, target: Target, opts: Options = Options()) -> Rebase
             results.append(PatchResult(patch.name, patch.subject, "not-tried"))
             continue
         say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
-        res = run.apply_one(i, patch, old[i][1], old_base, new_base)
+        res = run.apply_one(patch, old[i][1], old_base, new_base)
         say(f"{patch.name}: {res.status} {res.detail}".rstrip())
         results.append(res)
     base = RebaseResult(

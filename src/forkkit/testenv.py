@@ -25,6 +25,8 @@ class TestEnv:
     python: Path
     env: dict[str, str]
     key: str
+    # pytest node-id prefixes this environment cannot run (fork.toml deselect)
+    deselect: tuple[str, ...] = ()
 
     def environ(self, tree: Path) -> dict[str, str]:
         """Process environment for running upstream tests from ``tree``."""
@@ -70,12 +72,19 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
                 f"{override}: FORKKIT_TESTENV_PYTHON is not an executable "
                 "interpreter; fix or unset it"
             )
-        return TestEnv(python=Path(override), env=dict(cfg.testenv.env), key="external")
+        return TestEnv(
+            python=Path(override),
+            env=dict(cfg.testenv.env),
+            key="external",
+            deselect=cfg.fix.deselect,
+        )
     key = env_key(cfg, tree)
     venv = cfg.workdir / "venvs" / f"{cfg.upstream.name}-{key}"
     python = venv / "bin" / "python"
     if (venv / OK_MARKER).exists() and python.exists():
-        return TestEnv(python=python, env=dict(cfg.testenv.env), key=key)
+        return TestEnv(
+            python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
+        )
     if venv.exists():
         shutil.rmtree(venv)
     say(f"building the test venv {venv} (once; a few minutes)")
@@ -108,4 +117,6 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             "fork.toml [testenv] or the network, then rerun"
         ) from None
     (venv / OK_MARKER).write_text(key + "\n")
-    return TestEnv(python=python, env=dict(cfg.testenv.env), key=key)
+    return TestEnv(
+        python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
+    )

@@ -24,7 +24,15 @@ def test_real_fork_red_green_is_valid(tmp_path: Path) -> None:
             "so there is no fix to prove yet"
         )
     tree = materialize(cfg, dest=tmp_path / "fork")
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "reports", stream=False)
+    # Parallel: red and green at once (also covers that path on real vLLM).
+    result = prove(
+        cfg,
+        tree,
+        related=False,
+        parallel=True,
+        out_dir=tmp_path / "reports",
+        stream=False,
+    )
     assert result.valid, "\n".join(result.problems)
     f2p = result.classification.ids("FAIL_TO_PASS")
     assert f2p

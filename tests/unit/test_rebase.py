@@ -118,6 +118,13 @@ def test_semantic_verdict() -> None:
     assert "may need refreshing" in ok.note
     half = semantic_verdict([], f2p, report(**{"a::x": "passed", "b::y": "failed"}))
     assert not half.absorbed and half.failed == ("tests.test_b::y",)
+    crash = report(**{"a::x": "passed", "b::y": "error"})
+    crash.tests["tests.test_b::y"] = junit.TestOutcome(
+        "tests.test_b::y", "error", 0, "KeyError"
+    )
+    broken = semantic_verdict([], f2p, crash)
+    assert not broken.absorbed and broken.broken == ("tests.test_b::y",)
+    assert "cannot run there (KeyError)" in broken.note
     part = semantic_verdict([], f2p, report(**{"a::x": "passed"}), ["tests/test_b.py"])
     assert not part.absorbed and part.unchecked == ("tests.test_b::y",)
     assert in_test_file("tests.v1.test_c.TestK::t", "tests/v1/test_c.py")

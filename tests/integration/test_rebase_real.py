@@ -1,0 +1,80 @@
+"""Rebase the real series from vLLM 0.30.0 onto 0.31.0 (measured, not assumed).
+
+0.31.0 ships upstream's own fix of the Mamba tail registration, not ours:
+the first patch still merges (3-way) but its FAIL_TO_PASS tests already pass
+on pristine 0.31.0 with only its test changes, so it is absorbed; the lookup
+patch's tests still fail there on an assertion, so it carries. Only the two
+decisive tests are selected (``-k``) to keep this to a few minutes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from forkkit.config import load_config
+from forkkit.rebase import Options, rebase, resolve_target
+from forkkit.series import load_series
+from forkkit.testenv import ensure_testenv
+from forkkit.upstream import extract_sdist, fetch_sdist
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+DECISIVE = (
+    "test_mamba_tail_is_registered_at_the_eagle_resume_point"
+    " or test_hit_stays_within_the_callers_limit"
+)
+
+
+def test_rebase_onto_031_absorbs_registration_carries_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = load_config(ROOT / "fork.toml")
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    if cfg.upstream.version != "0.30.0" or len(series.patches) != 2:
+        pytest.skip("measured for the two-patch series pinned to vLLM 0.30.0")
+    before = {p: p.read_bytes() for p in [cfg.path, *cfg.patches_dir.iterdir()]}
+    # Every version's tests run in the pinned version's CPU venv (the newer
+    # requirements are not installed; the cache suites need none of them).
+    if not os.environ.get("FORKKIT_TESTENV_PYTHON"):
+        sdists = cfg.workdir / "cache" / "sdist"
+        tree = extract_sdist(
+            fetch_sdist(cfg.upstream, sdists),
+            cfg.workdir / "upstream" / f"vllm-{cfg.upstream.version}",
+            cfg.upstream.sha256,
+        )
+        python = ensure_testenv(cfg, tree).python
+        monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(python))
+    # The rebase repo, trees and reports go to a temporary work dir; the
+    # sdist cache stays the project's.
+    wd = tmp_path / "wd"
+    (wd / "cache").mkdir(parents=True)
+    (wd / "cache" / "sdist").symlink_to(cfg.workdir / "cache" / "sdist")
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(wd))
+    cfg = load_config(ROOT / "fork.toml")
+
+    target = resolve_target(cfg, "vllm==0.31.0")
+    result = rebase(
+        cfg,
+        target,
+        Options(related=False, pytest_args=("-k", DECISIVE)),
+    )
+
+    registration, lookup = result.patches
+    assert registration.status == "absorbed-semantic", registration.detail
+    assert registration.semantic is not None and registration.semantic.passed
+    assert lookup.status in ("clean", "3way"), lookup.detail
+    assert lookup.semantic is not None and lookup.semantic.failed
+    assert not result.can_retire and result.outcome == "rebased"
+    assert result.proof_valid is True
+    # the lookup patch builds on the registration patch's tests: they stay,
+    # tests only
+    assert len(result.new_series) == 2
+    assert (
+        "[Tests]"
+        in (Path(result.out_dir) / "patches" / result.new_series[0]).read_text()
+    )
+    # a dry run: nothing of the project changed
+    assert before == {p: p.read_bytes() for p in before}
