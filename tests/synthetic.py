@@ -373,6 +373,10 @@ RECON_DISJOINT = {
         "from toy.other import greet\n\n\ndef test_greet():\n"
         "    assert greet() == 'hi toy'\n"
     ),
+    "tests/test_name_kept.py": (
+        "from toy.other import name\n\n\ndef test_name_kept():\n"
+        "    assert name() == 'toy'\n"
+    ),
 }
 # Same file, other function (far from ours): fixes ``square``.
 RECON_SAME_FILE = {

@@ -582,44 +582,25 @@ def side_test_ids(cells: Iterable[Cell], side: Side) -> tuple[str, ...]:
     return tuple(sorted(ids))
 
 
-def unimportable(cell: Cell | None) -> bool:
-    """Whether a cell ran but nothing could even be imported."""
-    return (
-        cell is not None
-        and cell.report is not None
-        and cell.report.executed == 0
-        and bool(cell.broken_modules)
-    )
-
-
-def classify_side(
-    side: SideTests,
-    cells: Mapping[tuple[str, str], Cell],
-    fallback: str | None = None,
-) -> SideTests:
-    """F2P/P2P of a side's tests: its base-runtime cell vs its own-runtime cell.
-
-    When the side's runtime cannot be imported on our base (a release's files
-    need helpers our base lacks), ``fallback`` (its full tree) is the green run.
-    """
-    green_key = side.own_runtime
-    note = ""
-    if fallback and unimportable(cells.get((side.side, green_key))):
-        note = (
-            f"{green_key} does not import on our base; classified on {fallback} "
-            "(their full tree) instead"
-        )
-        green_key = fallback
+def classify_side(side: SideTests, cells: Mapping[tuple[str, str], Cell]) -> SideTests:
+    """F2P/P2P of a side's tests: its base-runtime cell vs its own-runtime cell."""
     red = cells.get((side.side, side.base_runtime))
-    green = cells.get((side.side, green_key))
+    green = cells.get((side.side, side.own_runtime))
     if red is None or green is None or red.report is None or green.report is None:
         return replace(side, classification=None, note="not classified: no run")
     ids = side_test_ids([red, green], side.side)
     r = replace(red.report, tests=effective_outcomes(red, ids))
     g = replace(green.report, tests=effective_outcomes(green, ids))
-    return replace(
-        side, own_runtime=green_key, classification=classify(r, g), note=note
-    )
+    return replace(side, classification=classify(r, g))
+
+
+def failure_kinds(cell: Cell) -> dict[str, int]:
+    """Exception kinds of a cell's failed/errored tests, most common first."""
+    counts: dict[str, int] = {}
+    for t in cell.report.tests.values() if cell.report else ():
+        if t.outcome in ("failed", "error"):
+            counts[t.kind or "unknown"] = counts.get(t.kind or "unknown", 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @dataclass(frozen=True)
@@ -773,7 +754,9 @@ class ReconcileResult:
 
 
 def _short(test_id: str) -> str:
-    return test_id.rsplit(".", 1)[-1] if "::" not in test_id else test_id
+    """``tests.v1.core.test_x::test_y`` -> ``test_x::test_y``."""
+    module, sep, rest = test_id.partition("::")
+    return module.rsplit(".", 1)[-1] + sep + rest
 
 
 def render_markdown(res: ReconcileResult) -> str:
@@ -842,8 +825,9 @@ def render_markdown(res: ReconcileResult) -> str:
     out.append("\n### Behaviour matrix\n")
     out.append(
         "Rows: each side's tests, classified SWE-bench style on base runtime vs "
-        "that side's runtime. Columns: the runtime they run on (tests always "
-        "come from the row's side).\n"
+        "that side's runtime (UNCLASSIFIED: tests that only exist in some "
+        "columns). Columns: the runtime they run on; the tests always come from "
+        "the row's side.\n"
     )
     for rt in res.runtimes:
         out.append(f"- **{rt.key}**: {rt.label} (tree: {rt.tree})")
@@ -869,7 +853,10 @@ def render_markdown(res: ReconcileResult) -> str:
     out.append("")
     for side in res.sides:
         targets = ", ".join(f"`{t}`" for t in side.targets) or "none"
-        out.append(f"- **{side.side}** tests ({side.label}): {targets}")
+        out.append(
+            f"- **{side.side}** tests ({side.label}), classified on "
+            f"{side.base_runtime} vs {side.own_runtime}: {targets}"
+        )
         problems = side.classification.problems if side.classification else ()
         out += [f"  - {p}" for p in problems]
         if side.note:
@@ -881,7 +868,12 @@ def render_markdown(res: ReconcileResult) -> str:
                 f"- {c.side} tests on {c.runtime}: same tree as {src_side} tests on "
                 f"{src_rt}, not run again"
             )
-        elif c.note:
+            continue
+        kinds = failure_kinds(c)
+        if kinds:
+            top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:4])
+            out.append(f"- {c.side} tests on {c.runtime}: failures by kind: {top}")
+        if c.note:
             out.append(f"- {c.side} tests on {c.runtime}: {c.note}")
     conflicts: dict[tuple[str, ...], list[str]] = {}
     for c in res.cells.values():
@@ -1000,6 +992,7 @@ def to_json(res: ReconcileResult) -> dict[str, Any]:
                 "broken_modules": c.broken_modules,
                 "conflict": list(c.conflict),
                 "skipped_files": list(c.skipped_files),
+                "failure_kinds": failure_kinds(c),
                 "command": c.command,
                 "seconds": round(c.seconds, 1),
                 "note": c.note,

@@ -427,6 +427,9 @@ class _Run:
         }
         parent = git.out("rev-parse", f"{red}^")
         tree = git.out("rev-parse", f"{red}^{{tree}}")
+        if tree == git.out("rev-parse", f"{parent}^{{tree}}"):
+            git.run("reset", "-q", "--hard", parent)
+            return ""  # its tests are upstream's already
         sha = git.run(
             "commit-tree", tree, "-p", parent, "-F", "-", input=msg, extra_env=env
         ).stdout.strip()
@@ -436,7 +439,11 @@ class _Run:
     def apply_one(
         self, patch: Patch, old_commit: str, old_base: str, new_base: str
     ) -> PatchResult:
-        """Move one patch onto HEAD; HEAD advances only if it carries."""
+        """Move one patch onto HEAD and judge it.
+
+        HEAD advances by the rebased commit, or by a tests-only commit when
+        the patch is absorbed semantically (later patches may need its tests).
+        """
         git = self.git
         res = PatchResult(patch.name, patch.subject, "clean", old_commit=old_commit)
         head = git.out("rev-parse", "HEAD")

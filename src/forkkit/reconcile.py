@@ -470,9 +470,10 @@ class RunCache:
 
     def __init__(self, root: Path | None, env: TestEnv, extra: list[str]) -> None:
         self.root = root
-        self.extra = extra
+        # one module that cannot import must not stop the others
+        self.extra = ["--continue-on-collection-errors", *extra]
         self.salt = json.dumps(
-            [str(env.python), env.key, sorted(env.env.items()), extra]
+            [str(env.python), env.key, sorted(env.env.items()), self.extra]
         )
         self.session: dict[str, Cell] = {}
 
@@ -817,7 +818,9 @@ def reconcile(
                 THEIR_TESTS[opts.their_tests],
                 sides.their_targets,
                 "base",
-                "theirs",
+                # a release's own runtime is the release: its files alone may
+                # need more of it to import (column "theirs" shows that)
+                sides.release.key if sides.release and opts.their_tree else "theirs",
             ),
         ]
         env = ensure_testenv(cfg, fork.path)
@@ -841,13 +844,7 @@ def reconcile(
                 cells[(side.side, col.runtime.key)] = run_cell(
                     ws, plan, env, out, overlap, cache, opts.timeout
                 )
-    fallback = (
-        sides.release.key if sides.release is not None and opts.their_tree else None
-    )
-    classified = (
-        classify_side(tests[0], cells),
-        classify_side(tests[1], cells, fallback),
-    )
+    classified = tuple(classify_side(s, cells) for s in tests)
     runtimes = tuple(col.runtime for col in columns)
     result = ReconcileResult(
         title=cfg.fix.title,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import signal
 import threading
@@ -36,6 +37,7 @@ from forkkit.testenv import TestEnv, ensure_testenv
 from forkkit.worktree import scratch_worktree
 
 STEM = "red_green"
+_USAGE_ERR = re.compile(r"^ERROR\b|\berror: ")
 FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
 _CATEGORIES: tuple[Category, ...] = (
     "FAIL_TO_PASS",
@@ -490,10 +492,11 @@ def _read(run: PytestRun, name: str) -> tuple[JunitReport | None, str]:
             f"{name}: pytest timed out after {run.seconds:.0f}s (see {run.log})",
         )
     if run.returncode in (3, 4):
-        tail = run.log.read_text().strip().splitlines()[-1:] if run.log.exists() else []
+        lines = run.log.read_text().strip().splitlines() if run.log.exists() else []
+        errors = [ln.strip() for ln in lines if _USAGE_ERR.search(ln)] or lines[-1:]
         raise ForkkitError(
             f"{run.log}: pytest refused the run (exit {run.returncode}"
-            f"{': ' + tail[0] if tail else ''}); fix --tests or the pytest options"
+            f"{': ' + errors[-1] if errors else ''}); fix --tests or the pytest options"
         )
     try:
         return parse_junit(run.junit), ""

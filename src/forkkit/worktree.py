@@ -55,9 +55,11 @@ def scratch_worktree(git: Git, rev: str, tag: str) -> Iterator[Git]:
     """A detached worktree of ``rev``, removed on exit however the block ends."""
     for old in prune_stale(git):
         say(f"removed stale worktree {old}")
-    path = scratch_root(git.cwd) / f"{git.cwd.name}-{tag}-{os.getpid()}"
-    if path.exists():
-        _remove(git, path)
+    root, pid = scratch_root(git.cwd), os.getpid()
+    path, n = root / f"{git.cwd.name}-{tag}-{pid}", 1
+    while path.exists():  # the same tag already in use in this process
+        n += 1
+        path = root / f"{git.cwd.name}-{tag}{n}-{pid}"
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         git.run("worktree", "add", "-q", "--detach", "--force", str(path), rev)

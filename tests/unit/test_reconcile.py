@@ -70,7 +70,11 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
     result, md, js = reconcile(cfg, str(patch))
     assert result.overlap.kind == "disjoint"
-    assert result.theirs.paths == ("tests/test_greet.py", "toy/other.py")
+    assert result.theirs.paths == (
+        "tests/test_greet.py",
+        "tests/test_name_kept.py",
+        "toy/other.py",
+    )
     data = json.loads(js.read_text())
     r = rows(data)
     assert r["ours: FAIL_TO_PASS"] == {
@@ -86,6 +90,8 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
         "theirs": "1/1 pass",
         "ours+theirs": "1/1 pass",
     }
+    # test_greet cannot import on base, test_name_kept still runs beside it
+    assert r["theirs: PASS_TO_PASS"]["base"] == "1/1 pass"
     text = md.read_text()
     assert "touch **no common file**" in text
     assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in text
@@ -176,11 +182,19 @@ def test_release_competitor(project: Project) -> None:
     r = rows(json.loads(js.read_text()))
     assert r["ours: FAIL_TO_PASS"]["1.1"] == "1/1 pass"
     assert r["ours: FAIL_TO_PASS"]["1.1+ours"] == "conflict"
-    assert r["theirs: FAIL_TO_PASS"]["1.1"] == "2/2 pass"
-    # test_other changed for a toy/other.py change we do not carry: it fails
-    # on every runtime of our base and passes only in their full tree.
-    assert r["theirs: FAIL_TO_FAIL"]["theirs"] == "0/1 pass, 1 fail"
-    assert r["theirs: FAIL_TO_FAIL"]["1.1"] == "1/1 pass"
+    # Their tests are classified on base vs their full tree; test_other
+    # changed in 1.1 for a toy/other.py change outside our files, so it passes
+    # only there.
+    theirs = next(s for s in result.sides if s.side == "theirs")
+    assert (theirs.base_runtime, theirs.own_runtime) == ("base", "1.1")
+    assert r["theirs: FAIL_TO_PASS"] == {
+        "base": "0/3 pass, 3 fail",
+        "ours": "1/3 pass, 2 fail",
+        "theirs": "2/3 pass, 1 fail",
+        "ours+theirs": "conflict",
+        "1.1": "3/3 pass",
+        "1.1+ours": "conflict",
+    }
     assert "in the whole toy 1.1 tree" in md.read_text()
 
 
@@ -238,22 +252,18 @@ def test_collection_errors_are_reduced_to_names(tmp_path: Path) -> None:
     )
 
 
-def test_release_whose_files_need_more_of_it_falls_back(project: Project) -> None:
+def test_release_whose_files_need_more_of_it(project: Project) -> None:
     """Their calc.py imports a module only the release has: on our base their
-    runtime does not import, so their tests are classified in their full tree."""
+    files alone do not import; their full tree says how their tests fare."""
     up, cfg = project
     sdist, sha = up.publish("1.1", recon_release_with_helper())
     result, md, _ = reconcile(
         cfg, "toy==1.1", Options(sha256=sha, sdist_url=sdist.as_uri())
     )
     assert "toy/helpers.py" not in result.theirs.paths  # outside our files
-    theirs = next(s for s in result.sides if s.side == "theirs")
-    assert theirs.own_runtime == "1.1"
-    assert "theirs does not import on our base" in theirs.note
     cells = {r.category: r.cells for r in result.matrix.rows if r.side == "theirs"}
     keys = [r.key for r in result.runtimes]
     assert cells["FAIL_TO_PASS"][keys.index("theirs")] == "error (import)"
-    # (incl. test_other, changed in 1.1 for a module we do not carry)
     assert cells["FAIL_TO_PASS"][keys.index("1.1")] == "3/3 pass"
     ours_on_theirs = result.cells[("ours", "theirs")]
     assert ours_on_theirs.broken_modules == {"tests.test_fix": "import"}

@@ -27,7 +27,7 @@ from forkkit.redgreen import (
     run_with_runtime_from,
     untested_changes,
 )
-from forkkit.worktree import scratch_root
+from forkkit.worktree import scratch_root, scratch_worktree
 from tests.synthetic import (
     BUGGY,
     FIXED_CALC,
@@ -387,3 +387,25 @@ def test_node_id_and_helpers() -> None:
     base = rep(a="passed", b="error", c="passed")
     v = related_verdict(fix, base)
     assert v.regressions == ("m::a",) and v.preexisting == ("m::b",)
+
+
+def test_scratch_worktrees_nest_without_clobbering(toy_project: ForkConfig) -> None:
+    tree = materialize(toy_project)
+    with (
+        scratch_worktree(tree.git, "base", "x") as a,
+        scratch_worktree(tree.git, "HEAD", "x") as b,
+    ):
+        assert a.cwd != b.cwd
+        assert "n - 1" in (a.cwd / "toy/calc.py").read_text()
+        assert (b.cwd / "toy/calc.py").read_text() == FIXED_CALC
+        assert len(tree.git.out("worktree", "list").splitlines()) == 3
+    assert_fork_intact(tree)
+
+
+def test_pytest_usage_error_is_a_user_error(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    with pytest.raises(ForkkitError, match="unrecognized arguments: --bogus-opt"):
+        prove(toy_project, tree, pytest_args=["--bogus-opt"], out_dir=tmp_path / "r")
+    assert_fork_intact(tree)
