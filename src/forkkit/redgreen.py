@@ -151,6 +151,7 @@ class RedGreenResult:
     related_suites: tuple[str, ...]  # requested ones (empty: --no-related)
     pytest_args: tuple[str, ...]
     env_vars: dict[str, str]
+    deselected: tuple[str, ...]
     python: str
     red: SuiteRun
     green: SuiteRun
@@ -196,6 +197,7 @@ class RedGreenResult:
             "related_suites": list(self.related_suites),
             "pytest_args": list(self.pytest_args),
             "env": self.env_vars,
+            "deselected": list(self.deselected),
             "python": self.python,
             "parallel": self.parallel,
             "wall_seconds": round(self.seconds, 3),
@@ -407,6 +409,12 @@ def render_markdown(r: RedGreenResult) -> str:
     else:
         out += ["Related suites: not run (`--no-related`).", ""]
     out += [f"_{n}_" for n in r.notes] + ([""] if r.notes else [])
+    if r.deselected:
+        out += [
+            "Deselected in every run (fork.toml [fix].deselect): "
+            + ", ".join(f"`{d}`" for d in r.deselected),
+            "",
+        ]
     out += [f"### FAIL_TO_PASS ({len(f2p)})", ""]
     items = [f"- `{r.node(t)}`{_red_reason(r.red, t)}" for t in f2p] or ["- (none)"]
     if len(items) > FOLD_AFTER:
@@ -748,7 +756,12 @@ def prove(
         tests=tuple(targets),
         related_suites=tuple(suites),
         pytest_args=tuple(pytest_args),
-        env_vars=dict(env.env),
+        env_vars={
+            k: v
+            for k, v in env.environ(tree.path).items()
+            if k != "PYTHONPATH" and os.environ.get(k) != v
+        },
+        deselected=tuple(env.deselect),
         python=str(env.python),
         red=red,
         green=green,

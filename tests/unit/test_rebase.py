@@ -182,14 +182,25 @@ def test_three_way_rebase(
 
 
 def test_conflict_keeps_everything_and_rerere_replays(
-    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     target = onto(
         toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": CALC_CONFLICT})
     )
     before = snapshot(toy_project)
+    args = ["rebase", "--onto", "toy==1.1", "--apply", "--no-red-green"]
+    assert main(["--config", str(toy_project.path), *args]) == 1
+    err = capsys.readouterr().err
+    assert "CONFLICT 0001-Bugfix-limit-reaches-n.patch: toy/calc.py (lines 2-6)" in err
+    assert "hunk 1/1 of toy/calc.py" in err
+    assert snapshot(toy_project) == before
+    report = json.loads((toy_project.workdir / "reports" / "rebase.json").read_text())
+    assert report["outcome"] == "conflict" and not report["written"]
+
     opts = Options(apply=True, red_green=False)
-    first = rebase(toy_project, target, opts)
+    first = rebase(toy_project, target, opts)  # the same conflict again
     assert statuses(first) == ["conflict"] and first.outcome == "conflict"
     assert not first.written and snapshot(toy_project) == before
     (conflict,) = first.patches[0].conflicts
