@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.progress import say
@@ -124,35 +125,26 @@ def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., in
     sub = parser.add_subparsers(dest="command", required=True)
     handlers: dict[str, Callable[..., int]] = {}
 
-    def upstream_opts(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--source",
-            choices=["sdist", "git"],
-            help="upstream source (default: fork.toml)",
-        )
-        p.add_argument("--git-url", help="upstream git URL (git source)")
-        p.add_argument("--rev", help="upstream git revision (implies --source git)")
-
     p = sub.add_parser("fetch", help="download and verify the pinned sdist")
     handlers["fetch"] = cmd_fetch
     p = sub.add_parser(
         "materialize", aliases=["fork"], help="build the fork tree (base + patches)"
     )
-    upstream_opts(p)
-    p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
+    add_upstream_options(p)
+    add_dest_option(p)
     p.add_argument(
         "--force", action="store_true", help="discard local changes in the fork tree"
     )
     p.add_argument("--json", action="store_true", help="print the tree as JSON")
     handlers["materialize"] = handlers["fork"] = cmd_materialize
     p = sub.add_parser("export", help="write the fork tree's commits back to patches/")
-    p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
+    add_dest_option(p)
     handlers["export"] = cmd_export
     p = sub.add_parser("testenv", help="build/reuse the CPU venv for vLLM's suites")
     handlers["testenv"] = cmd_testenv
     p = sub.add_parser("suites", help="run the related suites on the fork")
-    upstream_opts(p)
-    p.add_argument("--dest", type=Path, help="fork tree path (default: .forkkit/fork)")
+    add_upstream_options(p)
+    add_dest_option(p)
     p.add_argument(
         "--pristine",
         action="store_true",

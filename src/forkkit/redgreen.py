@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any
 
 from forkkit.classify import Category, Classification, classify
+from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.forktree import BASE_TAG, ForkTree
@@ -828,10 +829,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(red), the same tests on the fix (green), then the related suites. "
         "Arguments after '--' go to pytest, e.g. 'forkkit red-green -- -k mamba'."
     )
-    parser.add_argument("--source", choices=["sdist", "git"], help="upstream source")
-    parser.add_argument("--git-url", help="upstream git URL (git source)")
-    parser.add_argument("--rev", help="upstream git revision (implies --source git)")
-    parser.add_argument("--dest", type=Path, help="fork tree (default: <workdir>/fork)")
+    add_upstream_options(parser)
+    add_dest_option(parser)
     parser.add_argument(
         "--tests", nargs="+", help="test targets (default: fork.toml focused_tests)"
     )

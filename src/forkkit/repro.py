@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.forktree import BASE_TAG, ForkTree
@@ -587,10 +588,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Resend reproduction, base vs fix: on CPU with vLLM's real Scheduler and "
         "KVCacheManager (default), or with a real model on a GPU (--gpu)."
     )
-    parser.add_argument("--source", choices=["sdist", "git"], help="upstream source")
-    parser.add_argument("--git-url", help="upstream git URL (git source)")
-    parser.add_argument("--rev", help="upstream git revision (implies --source git)")
-    parser.add_argument("--dest", type=Path, help="fork tree (default: <workdir>/fork)")
+    add_upstream_options(parser)
+    add_dest_option(parser)
     parser.add_argument(
         "--out", type=Path, help="report folder (default: <workdir>/reports)"
     )
