@@ -484,7 +484,7 @@ def in_folders(paths: Iterable[str], folders: Iterable[str]) -> tuple[str, ...]:
     return tuple(p for p in paths if posixpath.dirname(p) in wanted)
 
 
-def _module(path: str) -> str:
+def junit_module(path: str) -> str:
     """JUnit's dotted module name of a test file (``tests/a/test_b.py``)."""
     return path.removesuffix(".py").replace("/", ".")
 
@@ -527,6 +527,7 @@ class Cell:
     note: str = ""
     reused: str = ""  # "SIDE@RUNTIME" of an identical tree already run
     skipped_files: tuple[str, ...] = ()  # test files that did not apply here
+    cached: bool = False  # result of an earlier reconcile of the same tree
 
 
 @dataclass(frozen=True)
@@ -556,7 +557,7 @@ def effective_outcomes(cell: Cell, test_ids: Iterable[str]) -> dict[str, TestOut
     as errors (kind ``import``/``collection``) instead of silently missing."""
     out: dict[str, TestOutcome] = {}
     tests = cell.report.tests if cell.report else {}
-    skipped = {_module(p): p for p in cell.skipped_files}
+    skipped = {junit_module(p): p for p in cell.skipped_files}
     for tid in test_ids:
         if tid in tests:
             out[tid] = tests[tid]
@@ -623,7 +624,15 @@ class Matrix:
 
     runtimes: tuple[Runtime, ...]
     rows: tuple[MatrixRow, ...]
-    details: tuple[tuple[str, str, tuple[str, ...]], ...]  # (side, test, cells)
+    # (side, category, test, per-runtime marks) for all but PASS_TO_PASS
+    details: tuple[tuple[str, str, str, tuple[str, ...]], ...]
+
+    def patterns(self) -> list[tuple[str, str, tuple[str, ...], list[str]]]:
+        """Tests grouped by identical outcomes: (side, category, marks, tests)."""
+        groups: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+        for side, cat, test, marks in self.details:
+            groups.setdefault((side, cat, marks), []).append(test)
+        return [(s, c, m, tests) for (s, c, m), tests in groups.items()]
 
 
 ROW_ORDER = (
@@ -671,7 +680,7 @@ def cell_summary(cell: Cell | None, test_ids: Sequence[str]) -> str:
     if skipped:
         parts.append(f"{skipped} skip")
     if missing:
-        parts.append(f"{missing} not collected")
+        parts.append(f"{missing} absent")
     return ", ".join(parts)
 
 
@@ -700,7 +709,7 @@ def build_matrix(
 ) -> Matrix:
     """Rows: each side's tests by category; columns: runtimes."""
     rows: list[MatrixRow] = []
-    details: list[tuple[str, str, tuple[str, ...]]] = []
+    details: list[tuple[str, str, str, tuple[str, ...]]] = []
     for side in sides:
         groups: dict[str, list[str]] = {}
         if side.classification is not None:
@@ -726,7 +735,7 @@ def build_matrix(
                         outcome_mark(cells.get((side.side, r.key)), tid)
                         for r in runtimes
                     )
-                    details.append((side.side, tid, marks))
+                    details.append((side.side, cat, tid, marks))
     return Matrix(runtimes=tuple(runtimes), rows=tuple(rows), details=tuple(details))
 
 
@@ -838,18 +847,28 @@ def render_markdown(res: ReconcileResult) -> str:
             [[r.label, *r.cells] for r in res.matrix.rows],
         )
     )
-    if res.matrix.details:
-        shown = res.matrix.details[:MAX_DETAILS]
-        out.append("\nPer test (all but PASS_TO_PASS):\n")
+    patterns = res.matrix.patterns()
+    if patterns:
+        out.append("\nOutcome patterns (all but PASS_TO_PASS; every test in JSON):\n")
+        rows_ = [
+            [
+                side,
+                cat,
+                len(tests),
+                *marks,
+                ", ".join(f"`{_short(t)}`" for t in tests[:2])
+                + (f" +{len(tests) - 2}" if len(tests) > 2 else ""),
+            ]
+            for side, cat, marks, tests in patterns[:MAX_DETAILS]
+        ]
         out.append(
             md_table(
-                ["side", "test", *[rt.key for rt in res.runtimes]],
-                [[s, f"`{_short(t)}`", *m] for s, t, m in shown],
+                ["side", "category", "tests", *[rt.key for rt in res.runtimes], "e.g."],
+                rows_,
             )
         )
-        if len(res.matrix.details) > len(shown):
-            more = len(res.matrix.details) - len(shown)
-            out.append(f"\n... and {more} more test(s) in reconcile.json.\n")
+        if len(patterns) > MAX_DETAILS:
+            out.append(f"\n... and {len(patterns) - MAX_DETAILS} more pattern(s).\n")
     out.append("")
     for side in res.sides:
         targets = ", ".join(f"`{t}`" for t in side.targets) or "none"
@@ -870,11 +889,12 @@ def render_markdown(res: ReconcileResult) -> str:
             )
             continue
         kinds = failure_kinds(c)
+        said = [c.note] if c.note else []
         if kinds:
             top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:4])
-            out.append(f"- {c.side} tests on {c.runtime}: failures by kind: {top}")
-        if c.note:
-            out.append(f"- {c.side} tests on {c.runtime}: {c.note}")
+            said.insert(0, f"failures by kind: {top}")
+        if said:
+            out.append(f"- {c.side} tests on {c.runtime}: " + "; ".join(said))
     conflicts: dict[tuple[str, ...], list[str]] = {}
     for c in res.cells.values():
         if c.conflict:
@@ -997,6 +1017,7 @@ def to_json(res: ReconcileResult) -> dict[str, Any]:
                 "seconds": round(c.seconds, 1),
                 "note": c.note,
                 "reused": c.reused,
+                "cached": c.cached,
             }
             for c in res.cells.values()
         ],

@@ -34,7 +34,9 @@ from forkkit.diffs import (
     classify_side,
     collection_kind,
     compute_overlap,
+    failure_kinds,
     in_folders,
+    junit_module,
     merge_targets,
     parse_diff,
     render_markdown,
@@ -48,7 +50,7 @@ from forkkit.forktree import ForkTree, materialize
 from forkkit.git import Git
 from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
-from forkkit.pytest_run import PytestRun, run_pytest
+from forkkit.pytest_run import PytestRun, pytest_command, run_pytest
 from forkkit.report import write_reports
 from forkkit.series import hunk_at, parse_patch_text
 from forkkit.testenv import TestEnv, ensure_testenv
@@ -470,16 +472,16 @@ class RunCache:
 
     def __init__(self, root: Path | None, env: TestEnv, extra: list[str]) -> None:
         self.root = root
+        self.env = env
         # one module that cannot import must not stop the others
         self.extra = ["--continue-on-collection-errors", *extra]
-        self.salt = json.dumps(
-            [str(env.python), env.key, sorted(env.env.items()), self.extra]
-        )
         self.session: dict[str, Cell] = {}
 
     def key(self, tree: str, targets: tuple[str, ...]) -> str:
-        data = json.dumps([self.salt, tree, list(targets)]).encode()
-        return hashlib.sha256(data).hexdigest()[:24]
+        """Digest of the tree, the exact pytest command and its environment."""
+        cmd = pytest_command(self.env, list(targets), Path("junit.xml"), self.extra)
+        data = json.dumps([tree, cmd, self.env.key, sorted(self.env.env.items())])
+        return hashlib.sha256(data.encode()).hexdigest()[:24]
 
     def stored(self, key: str) -> tuple[Path, dict[str, Any]] | None:
         """A run of an earlier reconcile: its JUnit file and metadata."""
@@ -490,12 +492,13 @@ class RunCache:
             return None
         return xml, json.loads(meta.read_text())
 
-    def store(self, key: str, run: PytestRun) -> None:
+    def store(self, key: str, run: PytestRun, extra: dict[str, Any]) -> None:
+        """Keep a finished run (not one that timed out or wrote no JUnit)."""
         if self.root is None or run.timed_out or not run.junit.is_file():
             return
         self.root.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run.junit, self.root / f"{key}.xml")
-        meta = {"command": run.command, "seconds": run.seconds}
+        meta = {"command": run.command, "seconds": run.seconds, **extra}
         (self.root / f"{key}.json").write_text(json.dumps(meta))
 
 
@@ -576,41 +579,83 @@ def run_cell(
     if stored is not None:
         say(f"{origin}: this exact tree ran in an earlier reconcile; reusing it")
         junit, meta = stored
-        notes.append("result of an earlier reconcile run of this exact tree")
-        cell = _cell_from(base, junit, meta["command"], meta["seconds"], notes)
+        notes += meta.get("notes", [])
+        broken, reasons = broken_modules(junit)
+        broken.update(meta.get("broken", {}))
+        reasons = tuple(dict.fromkeys([*meta.get("reasons", []), *reasons]))
+        command, seconds = meta["command"], meta["seconds"]
     else:
-        with step(f"{origin}: {len(present)} target(s)"):
-            run = run_pytest(
-                env,
-                ws.path,
-                list(present),
-                out / "junit",
-                origin.replace("@", "-on-"),
-                cache.extra,
-                False,
-                timeout,
-            )
-        if run.timed_out:
-            notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
-        if not run.junit.is_file():
-            notes.append(
-                f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
-            )
-        cache.store(key, run)
-        cell = _cell_from(base, run.junit, run.command, run.seconds, notes)
+        run, broken, reasons, more = _run_targets(
+            env, ws.path, present, out / "junit", origin, cache, timeout
+        )
+        notes += more
+        junit, command, seconds = run.junit, run.command, run.seconds
+        cache.store(key, run, {"broken": broken, "reasons": reasons, "notes": more})
+    cell = _cell_from(base, junit, command, seconds, notes, broken, reasons)
+    cell = replace(cell, cached=stored is not None)
     cache.session[key] = cell
     return cell
 
 
+def _run_targets(
+    env: TestEnv,
+    tree: Path,
+    targets: tuple[str, ...],
+    out: Path,
+    origin: str,
+    cache: RunCache,
+    timeout: float | None,
+) -> tuple[PytestRun, dict[str, str], tuple[str, ...], list[str]]:
+    """Run pytest; (run, broken modules, reasons, notes).
+
+    pytest aborts the whole session when a node id names a test in a module
+    that does not import (even with --continue-on-collection-errors): those
+    node ids are dropped and the rest runs again, so one broken module never
+    hides the others.
+    """
+    name = origin.replace("@", "-on-")
+    with step(f"{origin}: {len(targets)} target(s)"):
+        run = run_pytest(
+            env, tree, list(targets), out, name, cache.extra, False, timeout
+        )
+    broken, reasons = broken_modules(run.junit)
+    notes: list[str] = []
+    dropped = [
+        t for t in targets if "::" in t and junit_module(target_file(t)) in broken
+    ]
+    rest = tuple(t for t in targets if t not in dropped)
+    if dropped and rest and not run.timed_out:
+        notes.append(f"reran without {len(dropped)} node id(s) of unimportable modules")
+        with step(f"{origin}: {len(rest)} target(s), again"):
+            run = run_pytest(
+                env, tree, list(rest), out, name, cache.extra, False, timeout
+            )
+        more, why = broken_modules(run.junit)
+        broken.update(more)
+        reasons = tuple(dict.fromkeys([*reasons, *why]))
+    if run.timed_out:
+        notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
+    if not run.junit.is_file():
+        notes.append(
+            f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
+        )
+    return run, broken, reasons, notes
+
+
 def _cell_from(
-    base: Cell, junit: Path, command: str, seconds: float, notes: list[str]
+    base: Cell,
+    junit: Path,
+    command: str,
+    seconds: float,
+    notes: list[str],
+    broken: dict[str, str],
+    reasons: tuple[str, ...],
 ) -> Cell:
     """A ran cell from a JUnit file (missing: an empty report)."""
     try:
         report = parse_junit(junit) if junit.is_file() else JunitReport()
     except ForkkitError:
         report = JunitReport()
-    broken, reasons = broken_modules(junit)
     if reasons:
         notes = [
             *notes,
@@ -845,6 +890,22 @@ def reconcile(
                     ws, plan, env, out, overlap, cache, opts.timeout
                 )
     classified = tuple(classify_side(s, cells) for s in tests)
+    cached = sum(1 for c in cells.values() if c.cached and not c.reused)
+    if cached:
+        notes.append(
+            f"{cached} cell(s) reused from earlier reconcile runs of the identical "
+            "tree and pytest command (rerun all with --fresh)."
+        )
+    pristine = cells.get(("theirs", sides.release.key)) if sides.release else None
+    kinds = failure_kinds(pristine) if pristine else {}
+    if pristine and kinds:
+        top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:3])
+        notes.append(
+            f"{sum(kinds.values())} of their own tests fail in pristine "
+            f"{pristine.runtime} here ({top}): this environment (our base's test "
+            "venv, no network) differs from theirs, so those tests say nothing "
+            "about either change."
+        )
     runtimes = tuple(col.runtime for col in columns)
     result = ReconcileResult(
         title=cfg.fix.title,

@@ -270,13 +270,9 @@ def test_matrix_classifies_and_renders_cells() -> None:
         "error (import)",
     )
     assert by_cat["PASS_TO_PASS"][2] == "0/1 pass, 1 fail"
-    assert matrix.details == (
-        (
-            "ours",
-            "tests.test_f::t1",
-            ("FAIL", "pass", "FAIL", "conflict", "error (import)"),
-        ),
-    )
+    marks = ("FAIL", "pass", "FAIL", "conflict", "error (import)")
+    assert matrix.details == (("ours", "FAIL_TO_PASS", "tests.test_f::t1", marks),)
+    assert matrix.patterns() == [("ours", "FAIL_TO_PASS", marks, ["tests.test_f::t1"])]
     assert cell_summary(None, ["x"]) == "n/a"
     assert cell_summary(cells[("ours", "base")], []) == "-"
     empty = parse_diff("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")
@@ -296,6 +292,7 @@ def test_matrix_classifies_and_renders_cells() -> None:
     md = render_markdown(res)
     assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in md
     assert "- **ours+theirs**: m.py: hunk 1/1" in md
+    assert "| ours | FAIL_TO_PASS | 1 | FAIL | pass | FAIL | conflict |" in md
     data = to_json(res)
     assert data["overlap"]["kind"] == "overlapping"
     assert data["matrix"][0]["cells"]["new"] == "error (import)"

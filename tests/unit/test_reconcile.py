@@ -95,6 +95,14 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     text = md.read_text()
     assert "touch **no common file**" in text
     assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in text
+    # A second reconcile reuses every run (same trees, same pytest commands).
+    again, md2, _ = reconcile(cfg, str(patch))
+    ran = [c for c in again.cells.values() if c.status == "ran"]
+    assert ran and all(c.cached for c in ran)
+    assert again.matrix.rows == result.matrix.rows
+    assert "reused from earlier reconcile runs" in md2.read_text()
+    fresh, _, _ = reconcile(cfg, str(patch), Options(fresh=True))
+    assert not any(c.cached for c in fresh.cells.values())
 
 
 def test_same_file_competitor_as_plain_diff(project: Project, tmp_path: Path) -> None:
@@ -307,7 +315,7 @@ def test_test_file_that_does_not_merge_is_skipped_not_the_cell(
     assert any(
         line.startswith("tests/test_other.py: our tests") for line in cell.conflict
     )
-    details = {t: marks for side, t, marks in result.matrix.details if side == "ours"}
+    details = {t: m for side, _, t, m in result.matrix.details if side == "ours"}
     col = [r.key for r in result.runtimes].index("1.1")
     assert details["tests.test_fix::test_limit_reaches_n"][col] == "pass"
     assert details["tests.test_other::test_limit_other"][col] == "conflict"
