@@ -91,6 +91,32 @@ def _existing_base(git: Git, ident: str) -> str | None:
     return None
 
 
+def tree_of_directory(git: Git, src: Path) -> str:
+    """Write every file under ``src`` (an extracted sdist) as a git tree object.
+
+    Uses a private index, so the repository's own index and work tree are
+    untouched; ``--force`` because sdists ship files their .gitignore names.
+    """
+    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-tree.idx"
+    index.unlink(missing_ok=True)
+    env = {"GIT_INDEX_FILE": str(index)}
+    try:
+        git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
+        git.run(
+            "--work-tree",
+            str(src),
+            "rm",
+            "-q",
+            "--cached",
+            "--ignore-unmatch",
+            ".forkkit-extracted",
+            extra_env=env,
+        )
+        return git.run("write-tree", extra_env=env).stdout.strip()
+    finally:
+        index.unlink(missing_ok=True)
+
+
 def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | None]:
     """Create the root commit holding the pristine tree; return (sha, upstream)."""
     upstream_commit: str | None = None
@@ -103,24 +129,8 @@ def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | 
         src = extract_sdist(
             archive, workdir / "upstream" / f"{spec.name}-{spec.version}", spec.sha256
         )
-        index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-base.idx"
-        index.unlink(missing_ok=True)
-        env = {"GIT_INDEX_FILE": str(index)}
         with step(f"committing pristine {spec.label} ({archive.name})"):
-            # --force: the sdist ships files its own .gitignore names.
-            git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
-            git.run(
-                "--work-tree",
-                str(src),
-                "rm",
-                "-q",
-                "--cached",
-                "--ignore-unmatch",
-                ".forkkit-extracted",
-                extra_env=env,
-            )
-            tree = git.run("write-tree", extra_env=env).stdout.strip()
-        index.unlink(missing_ok=True)
+            tree = tree_of_directory(git, src)
         origin = f"{archive.name} (sha256 {spec.sha256})"
     msg = (
         f"Upstream {spec.label} (pristine)\n\n"

@@ -46,7 +46,7 @@ from forkkit.diffs import (
     touched_tests,
 )
 from forkkit.errors import ForkkitError
-from forkkit.forktree import ForkTree, materialize
+from forkkit.forktree import ForkTree, materialize, tree_of_directory
 from forkkit.git import Git
 from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
@@ -132,23 +132,7 @@ class Column:
 
 def _commit_dir(git: Git, src: Path, message: str) -> str:
     """Commit the files of ``src`` (an extracted sdist) as one commit."""
-    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-reconcile.idx"
-    index.unlink(missing_ok=True)
-    env = {"GIT_INDEX_FILE": str(index)}
-    git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
-    git.run(
-        "--work-tree",
-        str(src),
-        "rm",
-        "-q",
-        "--cached",
-        "--ignore-unmatch",
-        ".forkkit-extracted",
-        extra_env=env,
-    )
-    tree = git.run("write-tree", extra_env=env).stdout.strip()
-    index.unlink(missing_ok=True)
-    return git.out("commit-tree", tree, "-m", message)
+    return git.out("commit-tree", tree_of_directory(git, src), "-m", message)
 
 
 def _graft(git: Git, base: str, donor: str, paths: list[str], message: str) -> str:
