@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from forkkit.junit import JunitReport, TestOutcome
 
@@ -15,6 +15,8 @@ Category = Literal[
     "SKIPPED",
     "MISSING",
 ]
+# Every category, in report order.
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 
 
 def _ok(t: TestOutcome | None) -> bool:

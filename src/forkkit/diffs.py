@@ -17,7 +17,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import Hunk as UnidiffHunk
 from unidiff.patch import PatchSet
 
-from forkkit.classify import Classification, classify
+from forkkit.classify import CATEGORIES, Classification, classify
 from forkkit.errors import ForkkitError
 from forkkit.junit import JunitReport, TestOutcome
 from forkkit.report import md_table
@@ -635,15 +635,7 @@ class Matrix:
         return [(s, c, m, tests) for (s, c, m), tests in groups.items()]
 
 
-ROW_ORDER = (
-    "FAIL_TO_PASS",
-    "PASS_TO_PASS",
-    "PASS_TO_FAIL",
-    "FAIL_TO_FAIL",
-    "SKIPPED",
-    "MISSING",
-    "UNCLASSIFIED",
-)
+ROW_ORDER = (*CATEGORIES, "UNCLASSIFIED")
 
 
 _LOAD_KINDS = ("import", "collection", "conflict")  # a test that could not load

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from forkkit.classify import Category, Classification, classify
+from forkkit.classify import CATEGORIES, Classification, classify
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -40,14 +40,6 @@ from forkkit.worktree import scratch_worktree
 STEM = "red_green"
 _USAGE_ERR = re.compile(r"^ERROR\b|\berror: ")
 FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
-_CATEGORIES: tuple[Category, ...] = (
-    "FAIL_TO_PASS",
-    "PASS_TO_PASS",
-    "PASS_TO_FAIL",
-    "FAIL_TO_FAIL",
-    "SKIPPED",
-    "MISSING",
-)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -206,7 +198,7 @@ class RedGreenResult:
             "green": self.green.to_json(),
             "classification": {
                 cat: [self.node(t) for t in self.classification.ids(cat)]
-                for cat in _CATEGORIES
+                for cat in CATEGORIES
             },
             "related": self.related.to_json() if self.related else None,
             "related_base": self.related_base.to_json() if self.related_base else None,
@@ -422,9 +414,9 @@ def render_markdown(r: RedGreenResult) -> str:
         summary = f"{len(items)} tests that fail on base and pass with the fix"
         items = [f"<details><summary>{summary}</summary>", "", *items, "", "</details>"]
     out += [*items, ""]
-    counts = [f"{cat}: {len(cls.ids(cat))}" for cat in _CATEGORIES[1:]]
+    counts = [f"{cat}: {len(cls.ids(cat))}" for cat in CATEGORIES[1:]]
     out += [" · ".join(counts), ""]
-    for cat in _CATEGORIES[2:4] + _CATEGORIES[5:]:
+    for cat in CATEGORIES[2:4] + CATEGORIES[5:]:
         bad = cls.ids(cat)
         if bad:
             out += [f"{cat}:", ""] + [f"- `{r.node(t)}`" for t in bad] + [""]
