@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
-from forkkit.git import Git
+from forkkit.vcs.git import Git
 
 # The toy bug: ``limit`` is off by one; the fix makes ``limit(n) == n``.
 BUGGY = {

@@ -9,10 +9,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from forkkit import txn
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.progress import say
+from forkkit.signals import Interrupted, signals_raise
 
 # Commands whose implementation lives in another module: each such module
 # defines ``add_arguments(parser)`` and ``run(args, cfg) -> int``.
@@ -43,7 +45,7 @@ def _spec(cfg: ForkConfig, args: argparse.Namespace) -> ForkConfig:
 def cmd_fetch(args: argparse.Namespace, cfg: ForkConfig) -> int:
     from forkkit.upstream import fetch_sdist
 
-    path = fetch_sdist(cfg.upstream, cfg.workdir / "cache" / "sdist")
+    path = fetch_sdist(cfg.upstream, cfg.work.sdist_cache)
     print(path)
     return 0
 
@@ -60,11 +62,21 @@ def cmd_materialize(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 
 def cmd_export(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.forktree import export_series
+    from forkkit.export import export_series
 
-    tree = args.dest or cfg.workdir / "fork"
-    for name in export_series(tree, cfg.patches_dir, cfg.series_file):
+    result = export_series(cfg, dest=args.dest)
+    for name in result.names:
         print(name)
+    for name in result.removed:
+        say(f"removed {name} (no longer in the series)")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.status import fork_status
+
+    status = fork_status(cfg, dest=args.dest)
+    print(json.dumps(status, indent=2) if args.json else status["summary"])
     return 0
 
 
@@ -93,20 +105,19 @@ def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
     from forkkit.forktree import BASE_TAG
-    from forkkit.git import Git
     from forkkit.pytest_run import run_pytest
     from forkkit.testenv import ensure_testenv
-    from forkkit.worktree import scratch_worktree
+    from forkkit.vcs import Repo
 
     tree = _tree_for_tests(cfg, args.dest, args.pristine)
-    out = args.out or cfg.workdir / "reports" / "suites"
+    out = args.out or cfg.work.report_dir("suites")
     targets = args.tests or list(cfg.fix.related_suites)
     extra = list(args.pytest_args)
     if args.pristine:
         # A scratch worktree at base: the fork tree itself is never touched.
-        with scratch_worktree(Git(tree), BASE_TAG, "pristine") as wt:
-            env = ensure_testenv(cfg, wt.cwd)
-            run = run_pytest(env, wt.cwd, targets, out, "suites", extra)
+        with Repo(tree).worktree(BASE_TAG, "pristine") as wt:
+            env = ensure_testenv(cfg, wt.path)
+            run = run_pytest(env, wt.path, targets, out, "suites", extra)
     else:
         env = ensure_testenv(cfg, tree)
         run = run_pytest(env, tree, targets, out, "suites", extra)
@@ -114,34 +125,28 @@ def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
     return 0 if run.returncode == 0 else 1
 
 
-def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., int]]]:
-    parser = argparse.ArgumentParser(prog="forkkit", description=__doc__)
-    parser.add_argument(
-        "--config",
-        type=Path,
-        default=Path("fork.toml"),
-        help="path to fork.toml (default: ./fork.toml)",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    handlers: dict[str, Callable[..., int]] = {}
-
-    p = sub.add_parser("fetch", help="download and verify the pinned sdist")
-    handlers["fetch"] = cmd_fetch
+def _core_commands(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> dict[str, Callable[..., int]]:
+    """The commands implemented in this module."""
+    sub.add_parser("fetch", help="download and verify the pinned sdist")
     p = sub.add_parser(
         "materialize", aliases=["fork"], help="build the fork tree (base + patches)"
     )
     add_upstream_options(p)
     add_dest_option(p)
     p.add_argument(
-        "--force", action="store_true", help="discard local changes in the fork tree"
+        "--force",
+        action="store_true",
+        help="discard local changes in a fork tree forkkit built",
     )
     p.add_argument("--json", action="store_true", help="print the tree as JSON")
-    handlers["materialize"] = handlers["fork"] = cmd_materialize
     p = sub.add_parser("export", help="write the fork tree's commits back to patches/")
     add_dest_option(p)
-    handlers["export"] = cmd_export
-    p = sub.add_parser("testenv", help="build/reuse the CPU venv for vLLM's suites")
-    handlers["testenv"] = cmd_testenv
+    p = sub.add_parser("status", help="the fork tree's state (read-only)")
+    add_dest_option(p)
+    p.add_argument("--json", action="store_true", help="print the state as JSON")
+    sub.add_parser("testenv", help="build/reuse the CPU venv for vLLM's suites")
     p = sub.add_parser("suites", help="run the related suites on the fork")
     add_upstream_options(p)
     add_dest_option(p)
@@ -160,37 +165,88 @@ def _build_parser() -> tuple[argparse.ArgumentParser, dict[str, Callable[..., in
         default=[],
         help="everything after this goes to pytest",
     )
-    handlers["suites"] = cmd_suites
+    return {
+        "fetch": cmd_fetch,
+        "materialize": cmd_materialize,
+        "fork": cmd_materialize,
+        "export": cmd_export,
+        "status": cmd_status,
+        "testenv": cmd_testenv,
+        "suites": cmd_suites,
+    }
+
+
+def _build_parser(
+    only: str | None = "*",
+) -> tuple[argparse.ArgumentParser, dict[str, Callable[..., int]]]:
+    """The parser and handlers; ``only`` limits which command modules load.
+
+    ``"*"`` loads every command module, a name loads just that command's,
+    None loads none (a first pass that only finds the command's name).
+    """
+    parser = argparse.ArgumentParser(prog="forkkit", description=__doc__)
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=Path("fork.toml"),
+        help="path to fork.toml (default: ./fork.toml)",
+    )
+    parser.add_argument("--wait", action="store_true", help=_WAIT_HELP)
+    sub = parser.add_subparsers(dest="command", required=True)
+    handlers = _core_commands(sub)
     for name, (module, help_) in PLUGIN_COMMANDS.items():
-        p = sub.add_parser(name, help=help_)
-        try:
+        load = only in ("*", name)
+        p = sub.add_parser(name, help=help_, add_help=load)
+        if load:
             mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-            continue
-        mod.add_arguments(p)
-        handlers[name] = mod.run
+            mod.add_arguments(p)
+            handlers[name] = mod.run
+    for choice in {id(c): c for c in sub.choices.values()}.values():
+        # SUPPRESS keeps a --wait given before the command
+        choice.add_argument(
+            "--wait", action="store_true", default=argparse.SUPPRESS, help=_WAIT_HELP
+        )
     return parser, handlers
+
+
+_WAIT_HELP = "wait for another forkkit command on the same workdir to finish"
+
+
+# Commands that only read: they never take the workdir lock.
+READ_ONLY = frozenset({"status"})
+_SIGNAL_EXIT = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
+
+
+def _run(handler: Callable[..., int], args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Run a command; writing commands hold the workdir lock and recover first."""
+    if args.command in READ_ONLY:
+        return handler(args, cfg)
+    command = f"forkkit {args.command}"
+    with cfg.work.lock(command=command, wait=args.wait):
+        done = txn.recover(cfg.root)
+        if done:
+            say(f"{cfg.root}: {done} an interrupted update of patches/ and fork.toml")
+        return handler(args, cfg)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; user errors print one line and exit 2."""
-    parser, handlers = _build_parser()
+    first, _ = _build_parser(None)[0].parse_known_args(argv)
+    parser, handlers = _build_parser(first.command)
     args = parser.parse_args(argv)
-    handler = handlers.get(args.command)
-    if handler is None:
-        parser.error(f"command {args.command!r} is not available in this build")
+    handler = handlers[args.command]
     try:
-        cfg = _spec(load_config(args.config), args)
-        return handler(args, cfg)
+        with signals_raise():
+            cfg = _spec(load_config(args.config), args)
+            return _run(handler, args, cfg)
     except ForkkitError as exc:
         msg = " ".join(str(exc).split("\n"))
         print(f"forkkit: error: {msg}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("forkkit: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        name = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
+        print(f"forkkit: interrupted ({name})", file=sys.stderr)
+        return _SIGNAL_EXIT.get(name, 130)
 
 
 if __name__ == "__main__":

@@ -1,136 +1,100 @@
-"""Materialize the fork: a git repo of pristine upstream (tag ``base``) + patches."""
+# SPDX-License-Identifier: Apache-2.0
+"""Materialize the fork: a git repo of pristine upstream (tag ``base``) + patches.
+
+The state of a build lives in git refs (:mod:`forkkit.forkstate`) and is
+recorded only when the build completes; a build interrupted at any point is
+recognised as forkkit's own unfinished work and rebuilt. A repository whose
+records do not prove that forkkit built it is never reset, whatever the flags.
+"""
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
+from forkkit import forkstate
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
-from forkkit.git import Git
+from forkkit.forkstate import ForkTree
 from forkkit.progress import say, step
-from forkkit.series import (
-    Patch,
-    Series,
-    hunk_at,
-    load_series,
-    parse_series_file,
-)
+from forkkit.series import Patch, Series, hunk_at, load_series
 from forkkit.upstream import extract_sdist, fetch_git_rev, fetch_sdist
+from forkkit.vcs import ApplyResult, Repo
+from forkkit.workdir import Workdir
 
-STATE_FILE = "forkkit-state.json"
 BASE_TAG = "base"
 FORK_BRANCH = "fork"
 _TRAILER = "Forkkit-Upstream"
+
+__all__ = [
+    "BASE_TAG",
+    "FORK_BRANCH",
+    "ForkTree",
+    "LocalChangesError",
+    "apply_series",
+    "make_base",
+    "materialize",
+    "series_tree",
+    "tree_of_directory",
+]
+
+
+class SeriesStopped(ForkkitError):
+    """A patch did not apply; ``commits`` holds the patches applied before it."""
+
+    def __init__(self, error: ForkkitError, commits: list[tuple[str, str]]) -> None:
+        self.commits = tuple(commits)
+        super().__init__(str(error))
 
 
 class LocalChangesError(ForkkitError):
     """The fork tree has edits or commits of its own; it was left untouched."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, why: str) -> None:
         self.path = path
-        super().__init__(
-            f"{path}: the fork tree has local changes or commits; save them "
-            "with 'forkkit export' or rerun with --force to discard them"
-        )
+        super().__init__(f"{path}: {why}")
 
 
-@dataclass(frozen=True)
-class ForkTree:
-    """A materialized fork: where it is and what each commit holds."""
-
-    path: Path
-    upstream: str  # UpstreamSpec.ident
-    upstream_label: str
-    upstream_commit: str | None  # the upstream git commit (git-source mode)
-    base: str  # our root commit: the pristine tree
-    base_tree: str
-    head: str
-    series_digest: str
-    patch_commits: tuple[tuple[str, str], ...]  # (patch name, commit)
-
-    @property
-    def git(self) -> Git:
-        return Git(self.path)
-
-    @classmethod
-    def from_state(cls, path: Path, state: dict[str, Any]) -> ForkTree:
-        """Rebuild from the recorded state file (KeyError if incomplete)."""
-        names = [f.name for f in fields(cls) if f.name not in ("path", "patch_commits")]
-        values = {name: state[name] for name in names}
-        commits = tuple((str(n), str(c)) for n, c in state["patch_commits"])
-        return cls(path=path, patch_commits=commits, **values)
-
-    def to_json(self) -> dict[str, object]:
-        d = asdict(self)
-        d["path"] = str(self.path)
-        return d
-
-
-def _state_path(git: Git) -> Path:
-    return Path(git.out("rev-parse", "--absolute-git-dir")) / STATE_FILE
-
-
-def _read_state(git: Git) -> dict[str, Any] | None:
-    try:
-        data = json.loads(_state_path(git).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _existing_base(git: Git, ident: str) -> str | None:
-    sha = git.rev(BASE_TAG)
-    if sha and f"{_TRAILER}: {ident}" in git.out("log", "-1", "--format=%B", sha):
-        return sha
-    return None
-
-
-def tree_of_directory(git: Git, src: Path) -> str:
+def tree_of_directory(repo: Repo, src: Path) -> str:
     """Write every file under ``src`` (an extracted sdist) as a git tree object.
 
-    Uses a private index, so the repository's own index and work tree are
-    untouched; ``--force`` because sdists ship files their .gitignore names.
+    A scratch index leaves the repository's own index and work tree alone;
+    sdists ship files their .gitignore names, so ignore rules do not apply.
     """
-    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-tree.idx"
-    index.unlink(missing_ok=True)
-    env = {"GIT_INDEX_FILE": str(index)}
-    try:
-        git.run("--work-tree", str(src), "add", "-A", "--force", ".", extra_env=env)
-        git.run(
-            "--work-tree",
-            str(src),
-            "rm",
-            "-q",
-            "--cached",
-            "--ignore-unmatch",
-            ".forkkit-extracted",
-            extra_env=env,
-        )
-        return git.run("write-tree", extra_env=env).stdout.strip()
-    finally:
-        index.unlink(missing_ok=True)
+    with repo.scratch_index("tree") as index:
+        index.add_directory(src, exclude=(".forkkit-extracted", ".forkkit-manifest"))
+        return index.write_tree()
 
 
-def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | None]:
-    """Create the root commit holding the pristine tree; return (sha, upstream)."""
+def make_base(repo: Repo, spec: UpstreamSpec, work: Workdir) -> tuple[str, str | None]:
+    """The root commit holding the pristine tree; return (sha, upstream commit).
+
+    Reuses the base recorded for this pin; otherwise builds it from the
+    verified upstream and records it.
+    """
+    base = forkstate.pinned_base(repo, spec.ident)
+    if base is None:
+        base = _new_base(repo, spec, work)
+        forkstate.record_pin(repo, ident=spec.ident, base=base)
+    repo.tag(BASE_TAG, base)
+    m = re.search(r"^Forkkit-Upstream-Commit: (\w+)$", repo.message(base), re.M)
+    return base, (m.group(1) if m else None)
+
+
+def _new_base(repo: Repo, spec: UpstreamSpec, work: Workdir) -> str:
     upstream_commit: str | None = None
     if spec.source == "git":
-        upstream_commit = fetch_git_rev(git, spec.git_url, spec.git_rev)
-        tree = git.out("rev-parse", f"{upstream_commit}^{{tree}}")
+        upstream_commit = fetch_git_rev(repo, spec.git_url, spec.git_rev)
+        tree = repo.tree(upstream_commit)
         origin = f"{spec.git_url} at {upstream_commit}"
     else:
-        archive = fetch_sdist(spec, workdir / "cache" / "sdist")
+        archive = fetch_sdist(spec, work.sdist_cache)
         src = extract_sdist(
-            archive, workdir / "upstream" / f"{spec.name}-{spec.version}", spec.sha256
+            archive, work.upstream(spec.name, spec.version), spec.sha256
         )
         with step(f"committing pristine {spec.label} ({archive.name})"):
-            tree = tree_of_directory(git, src)
+            tree = tree_of_directory(repo, src)
         origin = f"{archive.name} (sha256 {spec.sha256})"
     msg = (
         f"Upstream {spec.label} (pristine)\n\n"
@@ -138,70 +102,147 @@ def _make_base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | 
     )
     if upstream_commit:
         msg += f"Forkkit-Upstream-Commit: {upstream_commit}\n"
-    sha = git.out("commit-tree", tree, "-m", msg)
-    git.run("tag", "-f", BASE_TAG, sha)
-    return sha, upstream_commit
+    return repo.commit_tree(tree=tree, message=msg)
 
 
-def _apply_failure(git: Git, patch: Patch, label: str) -> ForkkitError:
-    """Turn a failed ``git am`` into a one-line error naming patch, file, hunk."""
-    proc = git.run("apply", "--check", "--verbose", str(patch.path), check=False)
-    text = proc.stderr + proc.stdout
-    m = re.search(r"error: patch failed: (.+):(\d+)", text)
-    if m:
-        hunk = hunk_at(patch, m.group(1), int(m.group(2)))
-        where = hunk.describe() if hunk else f"{m.group(1)} line {m.group(2)}"
+def apply_failure(patch: Patch, result: ApplyResult, label: str) -> ForkkitError:
+    """A one-line error naming the patch, the file and the hunk that failed."""
+    if result.kind == "hunk":
+        hunk = hunk_at(patch, result.path, result.line)
+        where = hunk.describe() if hunk else f"{result.path} line {result.line}"
         return ForkkitError(
             f"{patch.name}: {where} does not apply to {label}; "
             "refresh the patch (CONTRIBUTING.md, 'Refreshing a patch')"
         )
-    m = re.search(r"error: (.+?): (does not exist in index|No such file)", text)
-    if m:
+    if result.kind == "missing":
         return ForkkitError(
-            f"{patch.name}: {m.group(1)} does not exist in {label}; "
+            f"{patch.name}: {result.path} does not exist in {label}; "
             "the file moved upstream, refresh the patch"
         )
-    m = re.search(r"error: (.+?): already exists", text)
-    if m:
+    if result.kind == "exists":
         return ForkkitError(
-            f"{patch.name}: {m.group(1)} already exists in {label}; "
+            f"{patch.name}: {result.path} already exists in {label}; "
             "drop or refresh the patch"
         )
-    last = text.strip().splitlines()[-1] if text.strip() else "git am failed"
-    return ForkkitError(f"{patch.name}: does not apply to {label} ({last})")
+    return ForkkitError(f"{patch.name}: does not apply to {label} ({result.message})")
 
 
-def apply_series(git: Git, series: Series, label: str) -> list[tuple[str, str]]:
+def apply_series(repo: Repo, series: Series, label: str) -> list[tuple[str, str]]:
     """Apply each patch as one commit on the current HEAD."""
-    commits = []
+    commits: list[tuple[str, str]] = []
     for i, patch in enumerate(series.patches, 1):
         say(f"applying {i}/{len(series.patches)}: {patch.name}")
-        proc = git.run(
-            "am",
-            "-q",
-            "--keep-cr",
-            # keep "[Bugfix][Core] ..." subjects: strip only "[PATCH ...]"
-            "--keep-non-patch",
-            "--committer-date-is-author-date",
-            str(patch.path),
-            check=False,
-        )
-        if proc.returncode != 0:
-            err = _apply_failure(git, patch, label)
-            git.run("am", "--abort", check=False)
-            raise err
-        commits.append((patch.name, git.out("rev-parse", "HEAD")))
+        result = repo.am(patch.path)
+        if not result.ok:
+            raise SeriesStopped(apply_failure(patch, result, label), commits)
+        head = repo.rev("HEAD")
+        assert head
+        commits.append((patch.name, head))
     return commits
 
 
-def _untracked(git: Git) -> list[str]:
-    """Untracked files that are not ignored (a rebuild would delete them)."""
-    out = git.run("ls-files", "--others", "--exclude-standard", "-z").stdout
-    return [p for p in out.split("\0") if p]
+def series_tree(repo: Repo, base: str, series: Series) -> str | None:
+    """The tree ``series`` gives on ``base`` (a scratch index), None if it fails."""
+    with repo.scratch_index("series") as index:
+        index.read_tree(base)
+        for patch in series.patches:
+            if not index.apply(patch.path).ok:
+                return None
+        return index.write_tree()
 
 
-def _write_state(git: Git, state: dict[str, object]) -> None:
-    _state_path(git).write_text(json.dumps(state, indent=2) + "\n")
+def _open(dest: Path) -> Repo:
+    if Repo.is_repo_root(dest):
+        return Repo(dest)
+    if dest.is_file() or (dest.is_dir() and any(dest.iterdir())):
+        raise ForkkitError(
+            f"{dest}: not empty and not a fork tree; pick a new or empty folder"
+        )
+    try:
+        return Repo.init(dest)
+    except OSError as exc:
+        raise ForkkitError(
+            f"{dest}: cannot create the fork tree ({exc.strerror}); "
+            "pick a writable folder with --dest"
+        ) from None
+
+
+def _more(paths: list[str]) -> str:
+    return paths[0] + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
+
+
+def _only_forkkit_commits(repo: Repo, head: str) -> bool:
+    from forkkit.vcs import BOT_EMAIL
+
+    return all(email == BOT_EMAIL for email in repo.committer_emails(head))
+
+
+def _holds_series(repo: Repo, head: str, base: str | None, series: Series) -> bool:
+    """Whether HEAD's tree is exactly what ``series`` gives (nothing to lose)."""
+    return base is not None and series_tree(repo, base, series) == repo.tree(head)
+
+
+def _check(
+    repo: Repo, rec: forkstate.Recorded, *, spec: UpstreamSpec, series: Series
+) -> ForkTree | None:
+    """The up-to-date tree, None when a rebuild loses nothing, else raise."""
+    head = repo.rev("HEAD")
+    if head is None:
+        return None
+    base = forkstate.pinned_base(repo, spec.ident) or repo.rev(BASE_TAG)
+    if rec.building:
+        if _only_forkkit_commits(repo, head) or _holds_series(repo, head, base, series):
+            return None  # forkkit's own unfinished build
+        raise LocalChangesError(
+            repo.path,
+            "an interrupted build has commits of yours on top; save them with "
+            "git format-patch, or rerun with --force to discard them",
+        )
+    tree = rec.tree
+    if tree is not None and head == tree.head:
+        fresh = tree.upstream == spec.ident and tree.series_digest == series.digest
+        if fresh and not tree.stopped_at and base == tree.base:
+            return tree  # nothing to do, so nothing is touched
+    dirty = repo.dirty()
+    if dirty:
+        raise LocalChangesError(
+            repo.path,
+            f"uncommitted or untracked files in the fork tree ({_more(dirty)}) "
+            "would be lost by the rebuild; commit them and run 'forkkit export', "
+            "move them away, or rerun with --force to discard them",
+        )
+    if tree is not None and head == tree.head:
+        return None  # our own build of another series or pin
+    if tree is None or _holds_series(repo, head, base, series):
+        return None  # a legacy state at its head, or commits already in patches/
+    raise _moved(repo, tree, head=head, series=series)
+
+
+def _moved(
+    repo: Repo, tree: ForkTree, *, head: str, series: Series
+) -> LocalChangesError:
+    branch = repo.branch()
+    if branch == FORK_BRANCH and repo.is_ancestor(tree.head, head):
+        n = len(repo.commits(f"{tree.head}..{head}"))
+        if tree.series_digest == series.digest:
+            why = "save them with 'forkkit export'"
+        else:
+            why = (
+                "patches/ also changed since the build: restore patches/ "
+                "and run 'forkkit export'"
+            )
+        return LocalChangesError(
+            repo.path,
+            f"{n} commit(s) of yours on top of the built series; {why}, "
+            "or rerun with --force to discard them",
+        )
+    where = f"branch {branch}" if branch else f"{head[:12]} (detached)"
+    return LocalChangesError(
+        repo.path,
+        f"HEAD is at {where}, not at the built series; check out "
+        f"'{FORK_BRANCH}' again (git -C {repo.path} checkout {FORK_BRANCH}), "
+        "or rerun with --force",
+    )
 
 
 def materialize(
@@ -215,209 +256,62 @@ def materialize(
     """Build (or reuse) the fork repo: commit 1 = pristine upstream, then patches.
 
     Idempotent: when upstream, the patch bytes and HEAD all match the recorded
-    state, nothing is touched. A fork tree with local edits or commits of its
-    own is never overwritten unless ``force`` (export them first).
+    state, nothing is touched. A fork tree with edits, untracked files or
+    commits of its own is never rebuilt unless ``force``; a repository that
+    forkkit did not build is never rebuilt at all.
     """
     spec = spec or cfg.upstream
     series = series or load_series(cfg.series_file, cfg.patches_dir)
-    dest = (dest or cfg.workdir / "fork").absolute()
-    if (dest / ".git").exists():
-        git = Git(dest)
-    elif dest.is_dir() and any(dest.iterdir()):
+    dest = (dest or cfg.work.fork).absolute()
+    repo = _open(dest)
+    rec = forkstate.read(repo)
+    if repo.rev("HEAD") is not None and not rec.ours:
         raise ForkkitError(
-            f"{dest}: not empty and not a fork tree; pick a new or empty folder"
+            f"{dest}: a git repository forkkit did not build; forkkit never "
+            "resets it (not even with --force): pick another folder with --dest"
         )
-    else:
-        git = Git.init(dest)
-    state = _read_state(git)
-    head = git.rev("HEAD")
-    if head and state is None and not force:
-        raise ForkkitError(
-            f"{dest}: a git repository forkkit did not build (no state); pick "
-            "another folder, or rerun with --force to reset it"
-        )
-    if state and head and not force:
-        if head != state.get("head") or not git.is_clean():
-            raise LocalChangesError(dest)
-        if (
-            state.get("upstream") == spec.ident
-            and state.get("series_digest") == series.digest
-        ):
-            try:
-                tree = ForkTree.from_state(dest, state)
-            except (KeyError, TypeError, ValueError):
-                pass  # a state file of another forkkit version: rebuild
-            else:
-                say(f"fork tree up to date at {dest}")
-                return tree
-        stray = _untracked(git)
-        if stray:
-            raise ForkkitError(
-                f"{dest / stray[0]}: untracked file in the fork tree (of "
-                f"{len(stray)}) would be deleted by the rebuild; commit and "
-                "export it, move it away, or rerun with --force"
-            )
+    if not force:
+        current = _check(repo, rec, spec=spec, series=series)
+        if current is not None:
+            say(f"fork tree up to date at {dest}")
+            return current
+    elif rec.building:
+        say(f"{dest}: finishing an interrupted build")
+    return _build(repo, cfg=cfg, spec=spec, series=series)
 
-    base = _existing_base(git, spec.ident)
-    upstream_commit = None
-    if base is None:
-        base, upstream_commit = _make_base(git, spec, cfg.workdir)
-    elif spec.source == "git":
-        m = re.search(
-            r"^Forkkit-Upstream-Commit: (\w+)$",
-            git.out("log", "-1", "--format=%B", base),
-            re.M,
-        )
-        upstream_commit = m.group(1) if m else None
-    git.run("am", "--abort", check=False)
-    with step(f"checking out {spec.label} into {dest}"):
-        git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, base)
-        git.run("clean", "-q", "-fd")
-    base_tree = git.out("rev-parse", f"{base}^{{tree}}")
-    partial: dict[str, object] = {
-        "upstream": spec.ident,
-        "upstream_label": spec.label,
-        "upstream_commit": upstream_commit,
-        "base": base,
-        "base_tree": base_tree,
-        "head": base,
-        "series_digest": "",  # never matches: the next call rebuilds
-        "patch_commits": [],
-    }
-    _write_state(git, partial)
-    try:
-        commits = apply_series(git, series, spec.label)
-    except ForkkitError:
-        # Leave the tree at the last patch that applied, recorded as
-        # incomplete: the user may finish the series by hand and export it.
-        partial["head"] = git.out("rev-parse", "HEAD")
-        _write_state(git, partial)
-        raise
+
+def _build(
+    repo: Repo, *, cfg: ForkConfig, spec: UpstreamSpec, series: Series
+) -> ForkTree:
+    """Rebuild base + series; the state is recorded only once it is done."""
+    marker = forkstate.start_build(repo, what=f"{spec.ident} {series.digest}")
+    base, upstream_commit = make_base(repo, spec, cfg.work)
+    repo.abort_operations()
+    with step(f"checking out {spec.label} into {repo.path}"):
+        repo.force_checkout(branch=FORK_BRANCH, rev=base)
     tree = ForkTree(
-        path=dest,
+        path=repo.path,
         upstream=spec.ident,
         upstream_label=spec.label,
         upstream_commit=upstream_commit,
         base=base,
-        base_tree=base_tree,
-        head=git.out("rev-parse", "HEAD"),
+        base_tree=repo.tree(base),
+        head=base,
         series_digest=series.digest,
-        patch_commits=tuple(commits),
+        patch_commits=(),
     )
-    _save(tree)
-    say(f"fork tree ready at {dest}: {len(commits)} patch(es) on {spec.label}")
-    return tree
-
-
-def _save(tree: ForkTree) -> None:
-    state = tree.to_json()
-    state.pop("path")
-    _write_state(tree.git, state)
-
-
-def _series_tree(git: Git, base: str, patch_files: list[Path]) -> str:
-    """The tree ``patch_files`` produce on ``base`` (a scratch index; no checkout)."""
-    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-export.idx"
-    env = {"GIT_INDEX_FILE": str(index)}
     try:
-        git.run("read-tree", base, extra_env=env)
-        for patch in patch_files:
-            proc = git.run("apply", "--cached", str(patch), check=False, extra_env=env)
-            if proc.returncode != 0:
-                last = (proc.stderr.strip().splitlines() or ["git apply failed"])[-1]
-                raise ForkkitError(
-                    f"{patch.name}: exported patch does not re-apply ({last}); "
-                    "nothing written, check the fork tree's commits"
-                )
-        return git.run("write-tree", extra_env=env).stdout.strip()
-    finally:
-        index.unlink(missing_ok=True)
-
-
-def export_series(tree_path: Path, patches_dir: Path, series_file: Path) -> list[str]:
-    """Write ``base..HEAD`` of a fork tree back as the patch series.
-
-    The patches are verified first (applied to ``base`` they must give exactly
-    HEAD's tree); on any failure nothing is written. Afterwards the fork tree
-    is rebuilt from the written series, as ``materialize`` would build it, so
-    the next ``materialize`` is a no-op.
-    """
-    git = Git(tree_path)
-    base = git.rev(BASE_TAG)
-    if not base:
-        raise ForkkitError(f"{tree_path}: no '{BASE_TAG}' tag; materialize first")
-    if not git.is_clean():
-        raise ForkkitError(
-            f"{tree_path}: uncommitted changes; commit them (git commit -s) first"
+        commits = apply_series(repo, series, spec.label)
+    except SeriesStopped as exc:
+        # Recorded as stopped at the failing patch: the user may apply the
+        # rest by hand and export (CONTRIBUTING.md, 'Refreshing a patch').
+        stopped = series.patches[len(exc.commits)].name
+        tree = replace(tree, head=repo.rev("HEAD") or base, stopped_at=stopped)
+        forkstate.finish_build(
+            repo, replace(tree, patch_commits=exc.commits), marker=marker
         )
-    if not git.ok("merge-base", "--is-ancestor", base, "HEAD"):
-        raise ForkkitError(
-            f"{tree_path}: HEAD is not on top of '{BASE_TAG}'; check out "
-            f"'{FORK_BRANCH}' (or rebase onto '{BASE_TAG}') first"
-        )
-    merges = git.out("rev-list", "--merges", f"{base}..HEAD")
-    if merges:
-        raise ForkkitError(
-            f"{tree_path}: merge commit {merges.split()[0][:12]} in {BASE_TAG}..HEAD; "
-            "a patch series must be linear (git rebase -i base)"
-        )
-    head_tree = git.out("rev-parse", "HEAD^{tree}")
-    with tempfile.TemporaryDirectory(prefix="forkkit-export-") as tmp_name:
-        tmp = Path(tmp_name)
-        git.run(
-            "format-patch",
-            "-q",
-            "--zero-commit",
-            "--no-signature",
-            "-N",
-            "-o",
-            str(tmp),
-            f"{BASE_TAG}..HEAD",
-        )
-        files = sorted(tmp.glob("*.patch"))
-        if _series_tree(git, base, files) != head_tree:
-            raise ForkkitError(
-                f"{tree_path}: the exported patches do not reproduce HEAD's tree; "
-                "nothing written (binary or mode-only changes?)"
-            )
-        names = [f.name for f in files]
-        old = parse_series_file(series_file.read_text()) if series_file.exists() else []
-        patches_dir.mkdir(parents=True, exist_ok=True)
-        for f in files:
-            shutil.copyfile(f, patches_dir / f.name)
-    for name in old:
-        if name not in names:
-            (patches_dir / name).unlink(missing_ok=True)
-    series_file.write_text("".join(f"{n}\n" for n in names))
-    _rebuild_after_export(git, base, series_file, patches_dir, head_tree)
-    return names
-
-
-def _rebuild_after_export(
-    git: Git, base: str, series_file: Path, patches_dir: Path, head_tree: str
-) -> None:
-    """Re-apply the written series so the fork tree matches a fresh materialize."""
-    state = _read_state(git)
-    if state is None:
-        return
-    series = load_series(series_file, patches_dir)
-    user_head = git.out("rev-parse", "HEAD")
-    git.run("checkout", "-q", "-B", FORK_BRANCH, base)
-    try:
-        commits = apply_series(git, series, str(state.get("upstream_label", "base")))
-    except ForkkitError:
-        git.run("am", "--abort", check=False)
-        git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, user_head)
         raise
-    if git.out("rev-parse", "HEAD^{tree}") != head_tree:
-        git.run("checkout", "-q", "-f", "-B", FORK_BRANCH, user_head)
-        raise ForkkitError(
-            f"{git.cwd}: the re-applied series differs from your commits; they are "
-            f"kept at {user_head[:12]}, inspect with git diff"
-        )
-    state.update(
-        head=git.out("rev-parse", "HEAD"),
-        series_digest=series.digest,
-        patch_commits=commits,
-    )
-    _write_state(git, state)
+    tree = replace(tree, head=repo.rev("HEAD") or base, patch_commits=tuple(commits))
+    forkstate.finish_build(repo, tree, marker=marker)
+    say(f"fork tree ready at {repo.path}: {len(commits)} patch(es) on {spec.label}")
+    return tree

@@ -12,15 +12,15 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit import forkstate
+from forkkit.export import ExportResult, export_series
 from forkkit.forktree import (
     BASE_TAG,
     FORK_BRANCH,
-    STATE_FILE,
     ForkTree,
-    export_series,
     materialize,
 )
-from forkkit.git import Git
+from forkkit.vcs.git import Git
 from forkkit.series import load_series
 from tests.synthetic import (
     BUGGY,
@@ -47,6 +47,10 @@ def _subjects(git: Git, rev_range: str = f"{BASE_TAG}..HEAD") -> list[str]:
     return git.out("log", "--reverse", "--format=%s", rev_range).splitlines()
 
 
+def _export(cfg: ForkConfig, tree: ForkTree) -> ExportResult:
+    return export_series(cfg, dest=tree.path)
+
+
 def _snapshot(d: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
 
@@ -70,7 +74,7 @@ def _project(
 def test_materialize_clean(tmp_path: Path, toy_upstream: SyntheticUpstream) -> None:
     cfg = _project(tmp_path, toy_upstream, TWO_PATCHES)
     tree = materialize(cfg)
-    git = tree.git
+    git = Git(tree.path)
     assert tree.path == cfg.workdir / "fork"
     # commit 1: the pristine tree, a root commit tagged base
     assert git.rev(BASE_TAG) == tree.base
@@ -105,7 +109,7 @@ def test_materialize_is_idempotent(
     first = materialize(toy_project)
     calc = first.path / "toy" / "calc.py"
     mtime = calc.stat().st_mtime_ns
-    state = (first.path / ".git" / STATE_FILE).read_bytes()
+    state = Git(first.path).rev(forkstate.STATE_REF + "^{blob}")
     capsys.readouterr()
     start = time.monotonic()
     second = materialize(toy_project)
@@ -113,7 +117,7 @@ def test_materialize_is_idempotent(
     assert second == first  # the fast path returns exactly the full build's tree
     assert Git(first.path).rev("HEAD") == first.head
     assert calc.stat().st_mtime_ns == mtime
-    assert (first.path / ".git" / STATE_FILE).read_bytes() == state
+    assert Git(first.path).rev(forkstate.STATE_REF + "^{blob}") == state
     err = capsys.readouterr().err
     assert "up to date" in err
     assert "applying" not in err
@@ -134,7 +138,7 @@ def test_changed_patches_rebuild_on_the_same_base(
     assert second.base == first.base
     assert second.head != first.head
     assert second.series_digest != first.series_digest
-    assert _subjects(second.git) == ["[Bugfix] limit is exact"]
+    assert _subjects(Git(second.path)) == ["[Bugfix] limit is exact"]
     assert not (second.path / "tests/test_fix.py").exists()
 
 
@@ -182,7 +186,7 @@ def test_failing_patch_names_patch_file_and_hunk(tmp_path: Path) -> None:
         cfg, up.versions["1.1"], [("[Bugfix] fix calc", {"toy/calc.py": fixed11})]
     )
     tree = materialize(cfg11)
-    assert _subjects(tree.git) == ["[Bugfix] fix calc"]
+    assert _subjects(Git(tree.path)) == ["[Bugfix] fix calc"]
     assert (dest / "toy/calc.py").read_text() == fixed11
 
 
@@ -208,18 +212,24 @@ def test_local_edits_are_refused_without_force(toy_project: ForkConfig) -> None:
     tree = materialize(toy_project)
     calc = tree.path / "toy" / "calc.py"
     calc.write_text("edited\n")
-    with pytest.raises(ForkkitError, match=r"local changes or commits.*--force"):
+    assert materialize(toy_project) == tree  # up to date: nothing is touched
+    series = toy_project.series_file.read_text()
+    toy_project.series_file.write_text("# no patches for now\n")
+    with pytest.raises(ForkkitError, match=r"toy/calc\.py\) would be lost.*--force"):
         materialize(toy_project)
     assert calc.read_text() == "edited\n"
-    again = materialize(toy_project, force=True)
-    assert calc.read_text() == FIXED_CALC
-    assert again == tree
-    # A local commit is refused too.
+    materialize(toy_project, force=True)
+    assert calc.read_text() == BUGGY["toy/calc.py"]
+    toy_project.series_file.write_text(series)
+    assert materialize(toy_project).head == tree.head
+    # A local commit on top of the built series is refused too.
+    git = Git(tree.path)
     (tree.path / "NOTES").write_text("mine\n")
-    tree.git.run("add", "NOTES")
-    tree.git.run("commit", "-q", "-m", "local work")
-    with pytest.raises(ForkkitError, match="local changes or commits"):
+    git.run("add", "NOTES")
+    git.run("commit", "-q", "-m", "local work")
+    with pytest.raises(ForkkitError, match=r"1 commit\(s\) of yours .*export"):
         materialize(toy_project)
+    assert (tree.path / "NOTES").exists()
     assert materialize(toy_project, force=True).head == tree.head
     assert not (tree.path / "NOTES").exists()
 
@@ -235,7 +245,7 @@ def test_untracked_files_block_a_rebuild(
     # A new series needs a rebuild, which would delete the untracked file.
     lines = cfg.series_file.read_text().splitlines()
     cfg.series_file.write_text(lines[0] + "\n")
-    with pytest.raises(ForkkitError, match=r"test_scratch\.py: untracked file"):
+    with pytest.raises(ForkkitError, match=r"test_scratch\.py\) would be lost"):
         materialize(cfg)
     assert scratch.exists()
     materialize(cfg, force=True)
@@ -261,11 +271,11 @@ def test_git_source_mode(tmp_path: Path, toy_upstream: SyntheticUpstream) -> Non
     assert tree.base_tree == upstream.out("rev-parse", "v1.0^{tree}")
     assert tree.upstream == f"git:{toy_upstream.bare.as_uri()}@v1.0"
     assert tree.upstream_label == "toy@v1.0"
-    assert _subjects(tree.git) == [s for s, _ in TWO_PATCHES]
+    assert _subjects(Git(tree.path)) == [s for s, _ in TWO_PATCHES]
     # the same files as the sdist: the same base tree and patched tree
     sdist_tree = materialize(cfg)
     assert sdist_tree.base_tree == tree.base_tree
-    assert sdist_tree.git.out("rev-parse", "HEAD^{tree}") == tree.git.out(
+    assert Git(sdist_tree.path).out("rev-parse", "HEAD^{tree}") == Git(tree.path).out(
         "rev-parse", "HEAD^{tree}"
     )
     assert materialize(gcfg, dest=tmp_path / "gfork") == tree  # fast path
@@ -293,26 +303,21 @@ def test_missing_series_entry(toy_project: ForkConfig) -> None:
 
 def test_export_round_trip(tmp_path: Path, toy_upstream: SyntheticUpstream) -> None:
     cfg = _project(tmp_path, toy_upstream, TWO_PATCHES)
+    cfg.series_file.write_text("# the carried fix\n" + cfg.series_file.read_text())
     tree = materialize(cfg)
-    git = tree.git
-    # amend patch 1 (the workflow: rebase -i / commit --amend) and add patch 3
-    git.run("checkout", "-q", "HEAD~1")
-    (tree.path / "toy/calc.py").write_text(FIXED_CALC.replace("2 * n", "n + n"))
-    git.run("commit", "-q", "-a", "--amend", "--no-edit")
-    git.run("cherry-pick", tree.head)
-    git.run("branch", "-f", FORK_BRANCH, "HEAD")
-    git.run("checkout", "-q", FORK_BRANCH)
+    git = Git(tree.path)
+    # new work goes on top of the built series, one commit per new patch
     (tree.path / "toy/other.py").write_text("def name():\n    return 'fork'\n")
     git.run("commit", "-q", "-a", "-m", "[Misc] rename\n\nSigned-off-by: t <t@t>")
     edited_tree = git.out("rev-parse", "HEAD^{tree}")
 
-    names = export_series(tree.path, cfg.patches_dir, cfg.series_file)
+    names = list(_export(cfg, tree).names)
     assert names == [
         "0001-Bugfix-limit-reaches-n.patch",
         "0002-Test-regression-test-for-limit.patch",
         "0003-Misc-rename.patch",
     ]
-    assert cfg.series_file.read_text().splitlines() == names
+    assert cfg.series_file.read_text().splitlines() == ["# the carried fix", *names]
     assert sorted(p.name for p in cfg.patches_dir.glob("*.patch")) == names
     series = load_series(cfg.series_file, cfg.patches_dir)
     assert [p.subject for p in series.patches] == [
@@ -320,10 +325,9 @@ def test_export_round_trip(tmp_path: Path, toy_upstream: SyntheticUpstream) -> N
         "[Test] regression test for limit",
         "[Misc] rename",
     ]
-    assert "+    return n + n" in series.patches[0].path.read_text()
     # The fork tree now is what materialize builds: the next call is a no-op.
     rebuilt = materialize(cfg)
-    assert rebuilt.git.out("rev-parse", "HEAD^{tree}") == edited_tree
+    assert Git(rebuilt.path).out("rev-parse", "HEAD^{tree}") == edited_tree
     assert rebuilt.series_digest == series.digest
     elsewhere = materialize(dataclasses.replace(cfg, workdir=tmp_path / "wd2"))
     assert elsewhere.head == rebuilt.head
@@ -336,31 +340,31 @@ def test_failed_export_writes_nothing(toy_project: ForkConfig) -> None:
     before = _snapshot(cfg.patches_dir)
 
     def export() -> None:
-        export_series(tree.path, cfg.patches_dir, cfg.series_file)
+        _export(cfg, tree)
 
     (tree.path / "toy/calc.py").write_text("dirty\n")
-    with pytest.raises(ForkkitError, match="uncommitted changes"):
+    with pytest.raises(ForkkitError, match="uncommitted or untracked files"):
         export()
-    tree.git.run("checkout", "-q", "--", ".")
+    Git(tree.path).run("checkout", "-q", "--", ".")
     # an empty commit cannot be a patch
-    tree.git.run("commit", "-q", "--allow-empty", "-m", "[Misc] nothing")
+    Git(tree.path).run("commit", "-q", "--allow-empty", "-m", "[Misc] nothing")
     with pytest.raises(
-        ForkkitError, match=r"0002-Misc-nothing\.patch: .*nothing written"
+        ForkkitError, match=r"0002-Misc-nothing\.patch.*nothing written"
     ):
         export()
-    tree.git.run("reset", "-q", "--hard", tree.head)
+    Git(tree.path).run("reset", "-q", "--hard", tree.head)
     # a merge is not a series
-    tree.git.run("checkout", "-q", "-b", "side", BASE_TAG)
+    Git(tree.path).run("checkout", "-q", "-b", "side", BASE_TAG)
     (tree.path / "toy/other.py").write_text("x = 1\n")
-    tree.git.run("commit", "-q", "-a", "-m", "side")
-    tree.git.run("checkout", "-q", FORK_BRANCH)
-    tree.git.run("merge", "-q", "--no-edit", "side")
+    Git(tree.path).run("commit", "-q", "-a", "-m", "side")
+    Git(tree.path).run("checkout", "-q", FORK_BRANCH)
+    Git(tree.path).run("merge", "-q", "--no-edit", "side")
     with pytest.raises(ForkkitError, match=r"merge commit .* must be linear"):
         export()
     # HEAD not on top of base
-    tree.git.run("checkout", "-q", "--orphan", "other")
-    tree.git.run("commit", "-q", "-m", "unrelated")
-    with pytest.raises(ForkkitError, match="HEAD is not on top of 'base'"):
+    Git(tree.path).run("checkout", "-q", "--orphan", "other")
+    Git(tree.path).run("commit", "-q", "-m", "unrelated")
+    with pytest.raises(ForkkitError, match="on branch other, not 'fork'"):
         export()
     assert _snapshot(cfg.patches_dir) == before
     assert not list(cfg.patches_dir.parent.glob("*export*"))
@@ -385,18 +389,16 @@ def test_never_clobbers_a_foreign_folder(
     (repo.cwd / "work.py").write_text("x = 1\n")
     repo.run("add", "-A")
     repo.run("commit", "-q", "-m", "mine")
-    with pytest.raises(ForkkitError, match="a git repository forkkit did not build"):
-        materialize(toy_project, dest=repo.cwd)
+    for force in (False, True):  # --force never resets a foreign repository
+        with pytest.raises(ForkkitError, match="a git repository forkkit did not"):
+            materialize(toy_project, dest=repo.cwd, force=force)
     assert (repo.cwd / "work.py").exists()
-    tree = materialize(toy_project, dest=repo.cwd, force=True)
-    assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
 
 
 def test_state_of_another_version_is_rebuilt(toy_project: ForkConfig) -> None:
     tree = materialize(toy_project)
-    state_file = tree.path / ".git" / STATE_FILE
-    state = json.loads(state_file.read_text())
-    del state["base_tree"]
-    state_file.write_text(json.dumps(state))
+    git = Git(tree.path)
+    odd = git.run("hash-object", "-w", "--stdin", input='{"head": 1}').stdout.strip()
+    git.run("update-ref", forkstate.STATE_REF, odd)
     assert materialize(toy_project) == tree
-    assert "base_tree" in json.loads(state_file.read_text())
+    assert git.rev(forkstate.STATE_REF + "^{blob}") != odd

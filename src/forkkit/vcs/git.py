@@ -1,4 +1,8 @@
-"""The one small wrapper around the real git CLI."""
+"""The git process wrapper: the only place a git process is started.
+
+Only modules inside ``forkkit.vcs`` import this; everything else goes
+through :class:`forkkit.vcs.Repo`.
+"""
 
 from __future__ import annotations
 
@@ -64,14 +68,20 @@ class Git:
         if extra_env:
             env.update(extra_env)
         cmd = ["git", "-c", "core.autocrlf=false", "-c", "advice.detachedHead=false"]
-        proc = subprocess.run(
-            [*cmd, *args],
-            cwd=self.cwd,
-            env=env,
-            input=input.decode() if isinstance(input, bytes) else input,
-            capture_output=True,
-            text=True,
-        )
+        try:
+            proc = subprocess.run(
+                [*cmd, *args],
+                cwd=self.cwd,
+                env=env,
+                input=input.decode() if isinstance(input, bytes) else input,
+                capture_output=True,
+                text=True,
+            )
+        except OSError as exc:  # no git on PATH, or the folder is gone
+            raise ForkkitError(
+                f"{self.cwd}: cannot run git ({exc.strerror or exc}); "
+                "install git and check the folder exists"
+            ) from None
         if check and proc.returncode != 0:
             raise GitError(list(args), proc.returncode, proc.stderr or proc.stdout)
         return proc

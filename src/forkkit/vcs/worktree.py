@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from forkkit.git import Git
 from forkkit.progress import say
+from forkkit.vcs.git import Git
 
 SCRATCH_DIR = ".forkkit-worktrees"
 

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+"""All-or-nothing updates of the user's files (``patches/``, ``fork.toml``).
+
+New contents are staged beside their targets, then a journal is switched
+from "staging" to "commit" with one atomic rename: that is the commit point.
+Only then are the staged files renamed into place. :func:`recover`, run at
+the start of every writing command, finishes a committed transaction that
+was interrupted (kill -9 included) and discards one that was not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forkkit.errors import ForkkitError
+
+JOURNAL = ".forkkit-txn.json"
+_STAGED = ".forkkit-new"
+
+
+def _staged(target: Path) -> Path:
+    return target.with_name(f".{target.name}{_STAGED}")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class FileTransaction:
+    """Collect writes and deletes; :meth:`commit` applies all of them or none."""
+
+    root: Path  # where the journal lives (the folder of fork.toml)
+    writes: dict[Path, bytes] = field(default_factory=dict)
+    deletes: set[Path] = field(default_factory=set)
+
+    def write(self, path: Path, data: str | bytes) -> None:
+        """Replace ``path``'s contents (creating it) on commit."""
+        self.writes[path.absolute()] = data.encode() if isinstance(data, str) else data
+        self.deletes.discard(path.absolute())
+
+    def delete(self, path: Path) -> None:
+        """Remove ``path`` on commit."""
+        self.deletes.add(path.absolute())
+        self.writes.pop(path.absolute(), None)
+
+    def commit(self) -> None:
+        """Stage, switch the journal to "commit", then move files into place."""
+        journal = self.root / JOURNAL
+        recover(self.root)
+        ops = {
+            "writes": [str(p) for p in sorted(self.writes)],
+            "deletes": [str(p) for p in sorted(self.deletes)],
+        }
+        try:
+            _write_atomic(journal, json.dumps({"state": "staging", **ops}).encode())
+            for path, data in self.writes.items():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                _write_atomic(_staged(path), data)
+            _write_atomic(journal, json.dumps({"state": "commit", **ops}).encode())
+        except OSError as exc:
+            recover(self.root)
+            raise ForkkitError(
+                f"{exc.filename or self.root}: cannot write ({exc.strerror}); "
+                "nothing was changed, check the folder's permissions"
+            ) from None
+        _finish(journal, ops)
+
+
+def _finish(journal: Path, ops: dict[str, list[str]]) -> None:
+    for name in ops["writes"]:
+        staged = _staged(Path(name))
+        if staged.exists():
+            os.replace(staged, name)
+    for name in ops["deletes"]:
+        Path(name).unlink(missing_ok=True)
+    journal.unlink(missing_ok=True)
+
+
+def recover(root: Path) -> str | None:
+    """Finish or discard an interrupted transaction; say which (None: none)."""
+    journal = root / JOURNAL
+    try:
+        data = json.loads(journal.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        journal.unlink(missing_ok=True)  # torn before the first rename: nothing staged
+        return "discarded"
+    ops = {
+        "writes": list(data.get("writes", [])),
+        "deletes": list(data.get("deletes", [])),
+    }
+    if data.get("state") == "commit":
+        _finish(journal, ops)
+        return "finished"
+    for name in ops["writes"]:
+        _staged(Path(name)).unlink(missing_ok=True)
+    journal.unlink(missing_ok=True)
+    return "discarded"

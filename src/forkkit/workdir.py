@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The workdir: every path forkkit writes under it, its lock, its run folders.
+
+No other module builds a path under the workdir by hand. Writing commands
+hold :meth:`Workdir.lock`; a run writes into a fresh folder under ``runs/``
+that :meth:`RunFolder.publish` moves into ``reports/`` only at the end, so
+a report on disk is always one run's whole output.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.errors import ForkkitError
+
+LOCK_FILE = ".lock"
+HOLDER_FILE = ".lock-holder.json"
+
+
+class WorkdirBusy(ForkkitError):
+    """Another forkkit command holds the workdir's lock."""
+
+
+@dataclass(frozen=True)
+class Workdir:
+    """The folder forkkit materializes into (``.forkkit`` by default)."""
+
+    root: Path
+
+    # -- paths -----------------------------------------------------------
+    @property
+    def sdist_cache(self) -> Path:
+        """Verified upstream sdists."""
+        return self.root / "cache" / "sdist"
+
+    def upstream(self, name: str, version: str) -> Path:
+        """The extracted pristine sdist of ``name==version``."""
+        return self.root / "upstream" / f"{name}-{version}"
+
+    @property
+    def fork(self) -> Path:
+        """The default fork tree."""
+        return self.root / "fork"
+
+    @property
+    def venvs(self) -> Path:
+        """Test venvs, one per env key."""
+        return self.root / "venvs"
+
+    @property
+    def reports(self) -> Path:
+        """Published reports, one folder per command."""
+        return self.root / "reports"
+
+    def report_dir(self, stem: str) -> Path:
+        """The published report folder of one command (``reports/STEM``)."""
+        return self.reports / stem
+
+    @property
+    def runs(self) -> Path:
+        """Run folders in progress."""
+        return self.root / "runs"
+
+    @property
+    def rebase_repo(self) -> Path:
+        """The rebase helper's own repository (rerere persists there)."""
+        return self.root / "rebase" / "repo"
+
+    def rebase_dir(self, name: str) -> Path:
+        """A folder of the rebase helper: ``out`` (the refreshed series),
+        ``fork`` (the tree it is proven on), ``cache`` (reused JUnit), ``runs``."""
+        return self.root / "rebase" / name
+
+    @property
+    def reconcile_repo(self) -> Path:
+        """The fork tree reconcile builds its combinations in."""
+        return self.root / "reconcile" / "repo"
+
+    @property
+    def reconcile_cache(self) -> Path:
+        """Finished pytest runs reconcile reuses (by tree and command)."""
+        return self.root / "reconcile" / "runs"
+
+    @property
+    def results(self) -> Path:
+        """The test-result cache."""
+        return self.root / "results"
+
+    # -- checks ----------------------------------------------------------
+    def ensure(self) -> Path:
+        """Create the workdir; one-line error if it cannot be a folder."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise ForkkitError(
+                f"{self.root}: the workdir is a file; set FORKKIT_WORKDIR or "
+                "[workdir] path in fork.toml to a folder"
+            ) from None
+        except OSError as exc:
+            raise ForkkitError(
+                f"{self.root}: cannot create the workdir ({exc.strerror}); "
+                "set FORKKIT_WORKDIR to a writable folder"
+            ) from None
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise ForkkitError(
+                f"{self.root}: the workdir is not writable; fix its permissions "
+                "or set FORKKIT_WORKDIR to a writable folder"
+            )
+        return self.root
+
+    # -- the lock --------------------------------------------------------
+    @contextmanager
+    def lock(self, *, command: str, wait: bool = False) -> Iterator[None]:
+        """Hold the workdir's write lock for the block.
+
+        A second writer fails at once naming the holder, or waits (``wait``).
+        The kernel drops the lock when the holder dies, even by kill -9.
+        """
+        self.ensure()
+        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self._acquire(fd, wait=wait)
+            _write_holder(self.root / HOLDER_FILE, command)
+            yield
+        finally:
+            os.close(fd)  # releases the flock
+
+    def _acquire(self, fd: int, *, wait: bool) -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+        holder = self.holder()
+        if not wait:
+            os.close(fd)
+            raise WorkdirBusy(
+                f"{self.root}: in use by {holder}; wait for it to finish, "
+                "or rerun with --wait"
+            )
+        from forkkit.progress import say
+
+        say(f"waiting for {holder} to release {self.root} ...")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def holder(self) -> str:
+        """Who holds the lock, as 'pid N (command)'."""
+        try:
+            data = json.loads((self.root / HOLDER_FILE).read_text())
+            return f"pid {data['pid']} ({data['command']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            return "another forkkit process"
+
+    # -- run folders -----------------------------------------------------
+    @contextmanager
+    def run_folder(self, stem: str) -> Iterator[RunFolder]:
+        """A fresh folder for one run's output, published as ``reports/STEM``.
+
+        Whatever ends the block, the folder replaces the previous report:
+        a failed or interrupted run leaves ``FAILED.txt`` saying why, never
+        the previous run's report looking current.
+        """
+        self.ensure()
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        path = self.runs / f"{stem}-{stamp}-{os.getpid()}"
+        path.mkdir(parents=True)
+        run = RunFolder(path=path, dest=self.report_dir(stem))
+        try:
+            yield run
+        except BaseException as exc:
+            note = f"{type(exc).__name__}: {exc}".strip()
+            (path / "FAILED.txt").write_text(f"this run did not finish: {note}\n")
+            run.publish()
+            raise
+        run.publish()
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """One run's output folder and where it is published."""
+
+    path: Path
+    dest: Path
+
+    def publish(self) -> Path:
+        """Move the run into place (replacing the old report); idempotent."""
+        if not self.path.exists():
+            return self.dest
+        self.dest.parent.mkdir(parents=True, exist_ok=True)
+        old = self.path.with_name(f"{self.path.name}.old")
+        if self.dest.exists():
+            os.replace(self.dest, old)
+        os.replace(self.path, self.dest)
+        shutil.rmtree(old, ignore_errors=True)
+        return self.dest
+
+
+def _write_holder(path: Path, command: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"pid": os.getpid(), "command": command}))
+    os.replace(tmp, path)
+
+
+# -- run folders outside the workdir (``--out DIR``) --------------------------
+RUN_MARKER = ".forkkit-run"
+
+
+@contextmanager
+def run_folder_at(dest: Path, stem: str) -> Iterator[RunFolder]:
+    """A fresh run folder published as ``dest``, like :meth:`Workdir.run_folder`.
+
+    ``dest`` must be new, empty, or an earlier report of ``stem``: a folder
+    holding anything else is refused (one line), never replaced. The run is
+    staged in a hidden sibling of ``dest``, so publishing is one rename.
+    """
+    _check_report_dest(dest, stem)
+    prefix = f".{dest.name}.run-"
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _prune_dead_runs(dest.parent, prefix)
+        path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=dest.parent))
+        (path / RUN_MARKER).write_text(f"{stem}\n")
+    except OSError as exc:
+        raise ForkkitError(
+            f"{dest}: cannot create the report folder ({exc.strerror or exc}); "
+            "pick a writable folder"
+        ) from None
+    with publishing(RunFolder(path=path, dest=dest)) as run:
+        yield run
+
+
+@contextmanager
+def publishing(run: RunFolder) -> Iterator[RunFolder]:
+    """Publish ``run`` however the block ends (``FAILED.txt`` if it raised)."""
+    try:
+        yield run
+    except BaseException as exc:
+        note = f"{type(exc).__name__}: {exc}".strip()
+        (run.path / "FAILED.txt").write_text(f"this run did not finish: {note}\n")
+        run.publish()
+        raise
+    run.publish()
+
+
+def _check_report_dest(dest: Path, stem: str) -> None:
+    if dest.exists() and not dest.is_dir():
+        raise ForkkitError(f"{dest}: is a file; pick a folder for the report")
+    if not dest.is_dir():
+        return
+    names = sorted(p.name for p in dest.iterdir())
+    if RUN_MARKER in names:
+        return
+    # an older forkkit wrote STEM.md, STEM_red.xml, ... straight into --out
+    foreign = [n for n in names if not n.startswith(stem) and n != "FAILED.txt"]
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (" ..." if len(foreign) > 3 else "")
+        raise ForkkitError(
+            f"{dest}: holds {len(foreign)} file(s) forkkit did not write ({shown}); "
+            "pick a new or empty folder for the report"
+        )
+
+
+def _prune_dead_runs(parent: Path, prefix: str) -> None:
+    """Remove staging folders of runs killed before they could publish."""
+    for old in parent.glob(f"{prefix}*-*"):
+        pid = old.name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The safety contract of the fork layer, with real git, real processes, real signals.
+
+Each test here failed on the code before the safe layer (commit 7069411):
+export deleted patches when run off branch ``fork``, dropped comments and
+drafts, ``--force`` wiped a foreign repository, and an interrupted build
+followed by ``export`` lost patches.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from forkkit.config import ForkConfig
+from forkkit.vcs.git import Git
+from tests.synthetic import FIX_TEST, FIXED_CALC, SyntheticUpstream, make_project
+
+THREE = [
+    ("[Bugfix] limit reaches n", {"toy/calc.py": FIXED_CALC}),
+    ("[Test] regression test for limit", {"tests/test_fix.py": FIX_TEST}),
+    ("[Misc] rename", {"toy/other.py": "def name():\n    return 'fork'\n"}),
+]
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, toy_upstream: SyntheticUpstream, monkeypatch: pytest.MonkeyPatch
+) -> ForkConfig:
+    """A project carrying three patches, its workdir inside it."""
+    monkeypatch.delenv("FORKKIT_WORKDIR", raising=False)
+    return make_project(tmp_path / "project", toy_upstream, "1.0", THREE)
+
+
+def forkkit(
+    cfg: ForkConfig, *args: str, pause_at: str = "", check: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``python -m forkkit ARGS`` in the project, as a user runs it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FORKKIT_")}
+    if pause_at:
+        env["FORKKIT_PAUSE_AT"] = pause_at
+    proc = subprocess.run(
+        [sys.executable, "-m", "forkkit", *args],
+        cwd=cfg.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def interrupt(cfg: ForkConfig, args: list[str], *, at: str, sig: int) -> str:
+    """Run forkkit until the progress line containing ``at``, then signal it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FORKKIT_")}
+    env["FORKKIT_PAUSE_AT"] = at
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forkkit", *args],
+        cwd=cfg.root,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    seen = []
+    deadline = time.monotonic() + 60
+    for line in proc.stderr:
+        seen.append(line)
+        if at in line:
+            proc.send_signal(sig)
+            break
+        assert time.monotonic() < deadline
+    else:
+        proc.wait()
+        pytest.fail(f"never reached {at!r}:\n{''.join(seen)}")
+    rest = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert "Traceback" not in rest, rest
+    return "".join(seen) + rest
+
+
+def user_files(cfg: ForkConfig) -> dict[str, bytes]:
+    """patches/ and fork.toml, byte for byte."""
+    files = {p.name: p.read_bytes() for p in sorted(cfg.patches_dir.iterdir())}
+    files["fork.toml"] = cfg.path.read_bytes()
+    return files
+
+
+def git(cfg: ForkConfig, *args: str) -> str:
+    return Git(cfg.workdir / "fork").out(*args)
+
+
+def test_export_refuses_off_branch_and_never_moves_fork_back(
+    project: ForkConfig,
+) -> None:
+    forkkit(project, "materialize", check=True)
+    before = user_files(project)
+    fork_head = git(project, "rev-parse", "fork")
+    for how in (["checkout", "-q", "base"], ["checkout", "-q", "fork~2"]):
+        Git(project.workdir / "fork").run(*how)
+        proc = forkkit(project, "export")
+        assert proc.returncode == 2, proc.stderr
+        assert "not 'fork'" in proc.stderr and "nothing written" in proc.stderr
+        assert user_files(project) == before
+        assert git(project, "rev-parse", "fork") == fork_head
+    # On branch fork but moved back: refused as well, fork stays where it was.
+    Git(project.workdir / "fork").run("checkout", "-q", "-B", "fork", "fork~1")
+    proc = forkkit(project, "export")
+    assert proc.returncode == 2
+    assert "does not contain the built series" in proc.stderr
+    assert user_files(project) == before
+
+
+def test_export_keeps_comments_and_leaves_unknown_patches_alone(
+    project: ForkConfig,
+) -> None:
+    series = project.series_file
+    series.write_text("# carried fix, in order\n" + series.read_text() + "# end\n")
+    draft = project.patches_dir / "0100-draft.patch"
+    draft.write_text("not in the series yet\n")
+    forkkit(project, "materialize", check=True)
+    tree = project.workdir / "fork"
+    (tree / "NOTES.md").write_text("notes\n")
+    Git(tree).run("add", "NOTES.md")
+    Git(tree).run("commit", "-q", "-m", "[Doc] notes\n\nSigned-off-by: t <t@t>")
+    proc = forkkit(project, "export", check=True)
+    assert "left alone" in proc.stderr and "0100-draft.patch" in proc.stderr
+    assert draft.read_text() == "not in the series yet\n"
+    lines = series.read_text().splitlines()
+    assert lines[0] == "# carried fix, in order" and lines[-1] == "# end"
+    assert lines[-2] == "0004-Doc-notes.patch"
+    assert forkkit(project, "materialize", check=True).stderr.count("up to date") == 1
+
+
+def test_force_never_resets_a_repository_forkkit_did_not_build(
+    project: ForkConfig, tmp_path: Path
+) -> None:
+    mine = Git.init(tmp_path / "mine")
+    (mine.cwd / "work.py").write_text("x = 1\n")
+    mine.run("add", "-A")
+    mine.run("commit", "-q", "-m", "mine")
+    (mine.cwd / "work.py").write_text("x = 2\n")  # uncommitted
+    (mine.cwd / "scratch.txt").write_text("untracked\n")
+    proc = forkkit(project, "materialize", "--dest", str(mine.cwd), "--force")
+    assert proc.returncode == 2
+    assert "forkkit did not build" in proc.stderr
+    assert (mine.cwd / "work.py").read_text() == "x = 2\n"
+    assert (mine.cwd / "scratch.txt").exists()
+
+
+def test_interrupted_build_then_export_loses_no_patch(project: ForkConfig) -> None:
+    """The issue's first scenario: Ctrl-C at 'applying 2/3', then export."""
+    before = user_files(project)
+    out = interrupt(project, ["materialize"], at="applying 2/3", sig=signal.SIGINT)
+    assert "interrupted" in out
+    proc = forkkit(project, "export")
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to export" in proc.stderr
+    assert user_files(project) == before
+    assert "up to date" in forkkit(project, "materialize", check=True).stderr
+
+
+MATERIALIZE_STEPS = [
+    "extracting",
+    "committing pristine",
+    "checking out",
+    "applying 1/3",
+    "applying 3/3",
+    "fork tree ready",
+]
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_materialize_interrupted_at_every_step(project: ForkConfig, sig: int) -> None:
+    forkkit(project, "materialize", check=True)
+    built = git(project, "rev-parse", "HEAD")
+    last = project.patches_dir / sorted(project.series_file.read_text().split())[-1]
+    for step in MATERIALIZE_STEPS:
+        # Changed patch bytes make the next materialize rebuild the tree, and
+        # with no recorded base it starts from the sdist again.
+        last.write_bytes(last.read_bytes() + b"\n")
+        fork = Git(project.workdir / "fork")
+        fork.run("tag", "-d", "base", check=False)
+        for ref in _pin_refs(project):
+            fork.run("update-ref", "-d", ref)
+        shutil.rmtree(project.workdir / "upstream", ignore_errors=True)
+        expected = user_files(project)
+        interrupt(project, ["materialize"], at=step, sig=sig)
+        assert user_files(project) == expected
+        proc = forkkit(project, "materialize")
+        assert proc.returncode == 0, f"{step}: {proc.stderr}"
+        assert git(project, "rev-parse", "HEAD") == built
+        assert forkkit(project, "status").stdout.endswith("up to date\n")
+
+
+def _pin_refs(cfg: ForkConfig) -> list[str]:
+    out = git(cfg, "for-each-ref", "--format=%(refname)", "refs/forkkit/pin/")
+    return out.split()
+
+
+EXPORT_STEPS = [
+    "checking that",
+    "writing 4 patch(es)",
+    "rebuilding",
+    "applying 2/4",
+    "applying 4/4",
+]
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
+def test_export_interrupted_at_every_step(
+    project: ForkConfig, tmp_path: Path, sig: int
+) -> None:
+    forkkit(project, "materialize", check=True)
+    tree = project.workdir / "fork"
+    (tree / "NOTES.md").write_text("notes\n")
+    Git(tree).run("add", "NOTES.md")
+    Git(tree).run("commit", "-q", "-m", "[Doc] notes\n\nSigned-off-by: t <t@t>")
+    before = user_files(project)
+    snapshot = tmp_path / "snapshot"
+    Git(tree).run("bundle", "create", str(snapshot), "--all")
+    for step in EXPORT_STEPS:
+        interrupt(project, ["export"], at=step, sig=sig)
+        now = user_files(project)
+        proc = forkkit(project, "export")
+        assert proc.returncode == 0, f"{step}: {proc.stderr}"
+        after = user_files(project)
+        assert now in (before, after), step  # byte-identical or completely updated
+        assert after != before and "0004-Doc-notes.patch" in after
+        assert forkkit(project, "status").stdout.endswith("up to date\n")
+        # back to the commit on top of the old series for the next step
+        _restore(project, before, snapshot)
+
+
+def _restore(cfg: ForkConfig, files: dict[str, bytes], bundle: Path) -> None:
+    for p in cfg.patches_dir.iterdir():
+        p.unlink()
+    for name, data in files.items():
+        (cfg.path if name == "fork.toml" else cfg.patches_dir / name).write_bytes(data)
+    forkkit(cfg, "materialize", "--force", check=True)
+    tree = Git(cfg.workdir / "fork")
+    tree.run("fetch", "-q", str(bundle), "refs/heads/fork:refs/remotes/b/fork")
+    tree.run("reset", "-q", "--hard", "refs/remotes/b/fork")
