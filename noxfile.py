@@ -84,9 +84,15 @@ def repro(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def bench(session: nox.Session) -> None:
-    """Red/green wall time vs the same two pytest commands by hand."""
+    """Benchmarks: ``-- materialize [ARGS]`` or (default) ``-- [red-green] [ARGS]``."""
     session.install("-e", ".")
-    session.run("python", "benchmarks/red_green_bench.py", *session.posargs)
+    args = list(session.posargs)
+    if args[:1] == ["materialize"]:
+        session.run("python", "benchmarks/materialize_bench.py", *args[1:])
+        return
+    if args[:1] == ["red-green"]:
+        args = args[1:]
+    session.run("python", "benchmarks/red_green_bench.py", *args)
 
 
 @nox.session(python=PY)

@@ -64,7 +64,7 @@ def cmd_materialize(args: argparse.Namespace, cfg: ForkConfig) -> int:
 def cmd_export(args: argparse.Namespace, cfg: ForkConfig) -> int:
     from forkkit.export import export_series
 
-    result = export_series(cfg, dest=args.dest)
+    result = export_series(cfg, dest=args.dest, rewrite=args.rewrite)
     for name in result.names:
         print(name)
     for name in result.removed:
@@ -87,13 +87,15 @@ def _tree_for_tests(cfg: ForkConfig, dest: Path | None, pristine: bool) -> Path:
     the tree's ``base`` tag).
     """
     from forkkit.forktree import LocalChangesError, materialize
+    from forkkit.vcs import Repo
 
     try:
-        return materialize(cfg, dest=dest).path
+        path = materialize(cfg, dest=dest).path
     except LocalChangesError as exc:
-        if not pristine:
-            say(f"{exc.path}: local changes; testing the tree as it is (not rebuilt)")
-        return exc.path
+        path = exc.path
+    if not pristine and Repo(path).dirty():
+        say(f"{path}: local changes; testing the tree as it is (not rebuilt)")
+    return path
 
 
 def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
@@ -143,6 +145,11 @@ def _core_commands(
     p.add_argument("--json", action="store_true", help="print the tree as JSON")
     p = sub.add_parser("export", help="write the fork tree's commits back to patches/")
     add_dest_option(p)
+    p.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="accept a rewritten series on branch fork (rebase -i, --amend)",
+    )
     p = sub.add_parser("status", help="the fork tree's state (read-only)")
     add_dest_option(p)
     p.add_argument("--json", action="store_true", help="print the state as JSON")

@@ -45,7 +45,7 @@ def _refuse(path: Path, why: str) -> ForkkitError:
     return ForkkitError(f"{path}: {why}; nothing written")
 
 
-def _built(repo: Repo, series: Series) -> ForkTree:
+def _built(repo: Repo, series: Series, *, rewrite: bool) -> ForkTree:
     """The completed build of the current series that HEAD descends from."""
     rec = forkstate.read(repo)
     if rec.building or rec.tree is None:
@@ -70,11 +70,15 @@ def _built(repo: Repo, series: Series) -> ForkTree:
             f"(git -C {repo.path} checkout {FORK_BRANCH}) and export again",
         )
     head = repo.rev("HEAD")
-    if head is None or not repo.is_ancestor(tree.head, head):
+    if head is None or not repo.is_ancestor(tree.base, head):
+        raise _refuse(repo.path, f"HEAD is not on top of '{BASE_TAG}'")
+    if not rewrite and not repo.is_ancestor(tree.head, head):
         raise _refuse(
             repo.path,
             f"'{FORK_BRANCH}' does not contain the built series "
-            f"({tree.head[:12]}); rebase your commits onto it and export again",
+            f"({tree.head[:12]}); put your commits on top of it, or if you "
+            "rewrote the series on purpose (rebase -i, --amend) rerun with "
+            "--rewrite (patches no longer in HEAD are then removed)",
         )
     return tree
 
@@ -116,10 +120,13 @@ def _check_tree(repo: Repo, tree: ForkTree, series: Series, head: str) -> None:
             )
 
 
-def export_series(cfg: ForkConfig, *, dest: Path | None = None) -> ExportResult:
+def export_series(
+    cfg: ForkConfig, *, dest: Path | None = None, rewrite: bool = False
+) -> ExportResult:
     """Write ``base..HEAD`` of the fork tree back to ``patches/``.
 
-    A build that was interrupted (a materialize, or the rebuild at the end of
+    ``rewrite`` accepts a HEAD that rewrote the built series (still on
+    branch ``fork``, on top of ``base``). A build that was interrupted (a materialize, or the rebuild at the end of
     an earlier export) is finished first; it holds no commits of the user's.
     """
     tree_path = (dest or cfg.work.fork).absolute()
@@ -131,7 +138,7 @@ def export_series(cfg: ForkConfig, *, dest: Path | None = None) -> ExportResult:
     if _unfinished(repo, series):
         say(f"{tree_path}: finishing an interrupted build first")
         materialize(cfg, dest=tree_path)
-    tree = _built(repo, series)
+    tree = _built(repo, series, rewrite=rewrite)
     head = repo.rev("HEAD") or tree.head
     _check_tree(repo, tree, series, head)
     old_text = series_file.read_text()

@@ -144,7 +144,6 @@ class Workdir:
                 raise
         holder = self.holder()
         if not wait:
-            os.close(fd)
             raise WorkdirBusy(
                 f"{self.root}: in use by {holder}; wait for it to finish, "
                 "or rerun with --wait"

@@ -42,13 +42,13 @@ def test_pinned_base_is_stable(cfg: ForkConfig, fork: ForkTree) -> None:
     assert cfg.upstream.version == "0.30.0"
     assert fork.base_tree == BASE_TREE
     assert fork.base == BASE_COMMIT
-    assert fork.git.rev(BASE_TAG) == BASE_COMMIT
+    assert fork.repo.rev(BASE_TAG) == BASE_COMMIT
     assert fork.upstream == cfg.upstream.ident
     for path in (*cfg.fix.runtime_files, "requirements/common.txt"):
-        assert fork.git.blob(BASE_TAG, path), f"{path} missing at base"
+        assert fork.repo.blob(BASE_TAG, path), f"{path} missing at base"
     # one commit per patch on top, and the fast path gives the same tree
     assert len(fork.patch_commits) == len(
-        fork.git.out("rev-list", f"{BASE_TAG}..HEAD").split()
+        fork.repo.commits(f"{BASE_TAG}..HEAD")
     )
     assert materialize(cfg, dest=fork.path) == fork
 
@@ -81,4 +81,4 @@ def test_pristine_suite_passes(fork: ForkTree, tmp_path: Path) -> None:
     assert report.collection_errors == ()
     assert report.summary()["passed"] == len(report.tests) == 22
     assert all(t.startswith("tests.v1.core.") for t in report.tests)
-    assert fork.git.rev("HEAD") == fork.head  # back on the fork afterwards
+    assert fork.repo.rev("HEAD") == fork.head  # back on the fork afterwards

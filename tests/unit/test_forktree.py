@@ -402,3 +402,25 @@ def test_state_of_another_version_is_rebuilt(toy_project: ForkConfig) -> None:
     git.run("update-ref", forkstate.STATE_REF, odd)
     assert materialize(toy_project) == tree
     assert git.rev(forkstate.STATE_REF + "^{blob}") != odd
+
+
+def test_a_rewritten_series_exports_only_with_rewrite(
+    tmp_path: Path, toy_upstream: SyntheticUpstream
+) -> None:
+    cfg = _project(tmp_path, toy_upstream, TWO_PATCHES)
+    tree = materialize(cfg)
+    git = Git(tree.path)
+    # amend patch 1 (rebase -i / commit --amend) and replay patch 2 on it
+    git.run("checkout", "-q", "HEAD~1")
+    (tree.path / "toy/calc.py").write_text(FIXED_CALC.replace("2 * n", "n + n"))
+    git.run("commit", "-q", "-a", "--amend", "--no-edit")
+    git.run("cherry-pick", tree.head)
+    git.run("checkout", "-q", "-B", FORK_BRANCH, "HEAD")
+    before = _snapshot(cfg.patches_dir)
+    with pytest.raises(ForkkitError, match="rerun with --rewrite"):
+        _export(cfg, tree)
+    assert _snapshot(cfg.patches_dir) == before
+    result = export_series(cfg, dest=tree.path, rewrite=True)
+    assert len(result.names) == 2
+    assert "+    return n + n" in (cfg.patches_dir / result.names[0]).read_text()
+    assert materialize(cfg).head != tree.head

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Architecture rules, checked on the source: who may run git, who imports whom."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "forkkit"
+INFRA = ("vcs", "workdir", "txn", "signals", "errors", "progress", "config")
+COMMANDS = ("redgreen", "rebase", "reconcile", "repro", "cli")
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "scripts" not in p.parts)
+
+
+def _outside_vcs() -> list[Path]:
+    return [p for p in _modules() if "vcs" not in p.relative_to(SRC).parts]
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("path", _outside_vcs(), ids=lambda p: p.name)
+def test_no_module_outside_vcs_runs_git(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    for name in _imports(tree):
+        assert not name.startswith(("forkkit.vcs.git", "forkkit.git")), path
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            assert node.attr != "_git", f"{path.name}:{node.lineno} uses Repo._git"
+        if isinstance(node, ast.Call) and "subprocess" in ast.unparse(node.func):
+            words = {c.value for c in ast.walk(node) if isinstance(c, ast.Constant)}
+            assert "git" not in words, f"{path.name}:{node.lineno} starts git"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _modules() if p.relative_to(SRC).parts[0].removesuffix(".py") in INFRA],
+    ids=lambda p: str(p.relative_to(SRC)),
+)
+def test_infrastructure_never_imports_commands(path: Path) -> None:
+    imports = _imports(ast.parse(path.read_text()))
+    bad = {i for i in imports for c in COMMANDS if i == f"forkkit.{c}"}
+    assert not bad, f"{path.name} imports {bad}"

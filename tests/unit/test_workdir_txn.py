@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The workdir lock, run folders, and all-or-nothing file transactions."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from forkkit import txn
+from forkkit.errors import ForkkitError
+from forkkit.txn import FileTransaction
+from forkkit.workdir import Workdir, WorkdirBusy
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from forkkit.workdir import Workdir
+with Workdir(Path(sys.argv[1])).lock(command="forkkit red-green"):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def _holder(root: Path, seconds: float) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(root), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_writer_fails_at_once_naming_the_holder(tmp_path: Path) -> None:
+    work = Workdir(tmp_path / "wd")
+    proc = _holder(work.root, 30)
+    try:
+        start = time.monotonic()
+        with (
+            pytest.raises(WorkdirBusy, match=rf"pid {proc.pid} \(forkkit red-green\)"),
+            work.lock(command="forkkit export"),
+        ):
+            pass
+        assert time.monotonic() - start < 2
+    finally:
+        proc.kill()
+        proc.wait()
+    with work.lock(command="forkkit export"):  # a killed holder frees it
+        pass
+
+
+def test_wait_blocks_until_the_holder_is_done(tmp_path: Path) -> None:
+    work = Workdir(tmp_path / "wd")
+    proc = _holder(work.root, 1.5)
+    start = time.monotonic()
+    with work.lock(command="forkkit export", wait=True):
+        assert proc.poll() is not None or time.monotonic() - start > 1
+    proc.wait()
+
+
+def test_read_only_status_never_blocks(toy_project_cli: Path, tmp_path: Path) -> None:
+    work = Workdir(Path(os.environ["FORKKIT_WORKDIR"]))
+    proc = _holder(work.root, 30)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "forkkit", "status"],
+            cwd=toy_project_cli,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert out.returncode == 0, out.stderr
+        busy = subprocess.run(
+            [sys.executable, "-m", "forkkit", "materialize"],
+            cwd=toy_project_cli,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert busy.returncode == 2
+        assert busy.stderr.count("\n") == 1 and "rerun with --wait" in busy.stderr
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def toy_project_cli(toy_project: object, tmp_path: Path) -> Path:
+    return tmp_path / "project"
+
+
+def test_run_folder_replaces_the_report_even_when_the_run_fails(tmp_path: Path) -> None:
+    work = Workdir(tmp_path / "wd")
+    with work.run_folder("red_green") as run:
+        (run.path / "red_green.md").write_text("valid\n")
+    assert (work.report_dir("red_green") / "red_green.md").read_text() == "valid\n"
+    with pytest.raises(ForkkitError), work.run_folder("red_green") as run:
+        (run.path / "red.xml").write_text("<testsuite/>")
+        raise ForkkitError("pytest did not start")
+    report = work.report_dir("red_green")
+    assert not (report / "red_green.md").exists()
+    assert "pytest did not start" in (report / "FAILED.txt").read_text()
+    assert list(work.runs.iterdir()) == []
+
+
+def test_transaction_is_all_or_nothing_across_a_crash(tmp_path: Path) -> None:
+    a, b, gone = tmp_path / "a.patch", tmp_path / "series", tmp_path / "old.patch"
+    a.write_text("old a\n")
+    b.write_text("old series\n")
+    gone.write_text("old\n")
+    t = FileTransaction(root=tmp_path)
+    t.write(a, "new a\n")
+    t.write(b, "new series\n")
+    t.delete(gone)
+    t.commit()
+    assert (a.read_text(), b.read_text(), gone.exists()) == (
+        "new a\n",
+        "new series\n",
+        False,
+    )
+    assert not (tmp_path / txn.JOURNAL).exists()
+    # A crash after the commit point: the next command finishes the update.
+    (tmp_path / ".a.patch.forkkit-new").write_text("newer a\n")
+    (tmp_path / txn.JOURNAL).write_text(
+        f'{{"state": "commit", "writes": ["{a}"], "deletes": ["{b}"]}}'
+    )
+    assert txn.recover(tmp_path) == "finished"
+    assert a.read_text() == "newer a\n" and not b.exists()
+    # A crash before it: the staged files are dropped, the targets untouched.
+    (tmp_path / ".a.patch.forkkit-new").write_text("never\n")
+    (tmp_path / txn.JOURNAL).write_text(
+        f'{{"state": "staging", "writes": ["{a}"], "deletes": []}}'
+    )
+    assert txn.recover(tmp_path) == "discarded"
+    assert a.read_text() == "newer a\n"
+    assert not (tmp_path / ".a.patch.forkkit-new").exists()
+    assert txn.recover(tmp_path) is None
+
+
+def test_a_read_only_folder_changes_nothing(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores folder permissions")
+    target = tmp_path / "ro" / "series"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    target.parent.chmod(0o555)
+    try:
+        t = FileTransaction(root=tmp_path)
+        t.write(target, "new\n")
+        with pytest.raises(ForkkitError, match="nothing was changed"):
+            t.commit()
+        assert target.read_text() == "old\n"
+    finally:
+        target.parent.chmod(0o755)
