@@ -420,6 +420,11 @@ class RebaseResult:
     def ok(self) -> bool:
         return self.outcome in ("rebased", "retire")
 
+    @property
+    def unproven(self) -> bool:
+        """Rebased, but no valid red/green shows the carried series works."""
+        return self.ok and bool(self.new_series) and self.proof_valid is not True
+
     def to_json(self) -> dict[str, Any]:
         return {
             "old": self.old_label,
@@ -437,6 +442,7 @@ class RebaseResult:
             "new_series": list(self.new_series),
             "range_diff": self.range_diff,
             "proof_valid": self.proof_valid,
+            "unproven": self.unproven,
             "proof": self.proof,
             "written": self.written,
             "notes": list(self.notes),
@@ -491,10 +497,10 @@ def render_markdown(result: RebaseResult) -> str:
     ]
     if result.out_dir:
         out.append(f"- Refreshed series: `{result.out_dir}`")
-    out.append(
-        "- Written to patches/ and fork.toml: "
-        + ("yes" if result.written else "no (dry run or not successful)")
-    )
+    written = "yes" if result.written else "no (dry run, not successful, or unproven)"
+    out.append(f"- Written to patches/ and fork.toml: {written}")
+    if result.unproven:
+        out.append("- Proof: **unproven**: no valid red/green on the refreshed series")
     out += [
         "",
         "## Patches\n",
@@ -562,7 +568,7 @@ def render_markdown(result: RebaseResult) -> str:
         )
         out += ["## Red/green on the rebased series\n", proof, ""]
     elif result.proof_valid is None and not result.conflicted and result.carried:
-        out.append("## Red/green on the rebased series\n\nNot run.\n")
+        out.append("## Red/green on the rebased series\n\nNot run: unproven.\n")
     if result.notes:
         out.append("## Notes\n")
         out += [f"- {n}" for n in result.notes]

@@ -7,8 +7,10 @@ Both pristine trees live as root commits in one persistent repo
 (patch-id, reverse-apply), ``git am``, cherry-pick (3-way, rerere replay), and
 semantic absorption (its FAIL_TO_PASS tests already pass on the new upstream
 with only its test changes). The refreshed series goes to
-``<workdir>/rebase/out``; ``--apply`` copies it to patches/ and re-pins
-fork.toml only when the whole rebase (and its red/green proof) succeeded.
+``<workdir>/rebase/out``; ``--apply`` writes it to patches/ and re-pins
+fork.toml (:mod:`forkkit.rebase_apply`) only when the whole rebase succeeded
+and red/green proved it, or with ``--apply-unproven`` when only the proof is
+missing (the report then says unproven).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import sys
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,10 +47,16 @@ from forkkit.absorb import (
 )
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
-from forkkit.forktree import BASE_TAG, _make_base, apply_series, export_series
-from forkkit.git import Git, GitError
+from forkkit.forktree import apply_series, make_base
 from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
+from forkkit.rebase_apply import (
+    SERIES,
+    NewSeries,
+    export_new,
+    unknown_patches,
+    write_back,
+)
 from forkkit.report import write_reports
 from forkkit.series import Patch, Series, load_series
 from forkkit.upstream import (
@@ -56,6 +65,7 @@ from forkkit.upstream import (
     sdist_filename_matches,
     sha256_file,
 )
+from forkkit.vcs import Repo, merge
 
 BRANCH = "rebase"
 TESTS_ONLY_TRAILER = "Forkkit-Tests-Only"
@@ -77,6 +87,7 @@ class Options:
     """How far the rebase goes."""
 
     apply: bool = False
+    apply_unproven: bool = False  # --apply without a valid red/green proof
     semantic: bool = True
     red_green: bool = True
     related: bool = True
@@ -147,98 +158,29 @@ def resolve_target(
 # --- the rebase repo --------------------------------------------------------
 
 
-def _gitdir(git: Git) -> Path:
-    return Path(git.out("rev-parse", "--absolute-git-dir"))
-
-
-def open_repo(path: Path) -> tuple[Git, int]:
+def open_repo(path: Path) -> tuple[Repo, int]:
     """The persistent rebase repo, rerere on; salvage a previous conflict.
 
     A conflict left by an earlier run may have been resolved by hand since:
     ``git rerere`` records that resolution before the repo is reset, so this
     run replays it. Returns the repo and how many resolutions were recorded.
     """
-    git = Git(path) if (path / ".git").exists() else Git.init(path)
-    for key, value in (
-        ("rerere.enabled", "true"),
-        ("rerere.autoupdate", "true"),
-        ("gc.rerereResolved", "3650"),
-        ("gc.rerereUnresolved", "3650"),
-    ):
-        git.run("config", key, value)
-    recorded = 0
-    if (_gitdir(git) / "MERGE_RR").exists():
-        proc = git.run("rerere", check=False)
-        recorded = (proc.stdout + proc.stderr).count("Recorded resolution for")
-        if recorded:
-            say(f"recorded {recorded} conflict resolution(s) from the previous run")
-    git.run("cherry-pick", "--abort", check=False)
-    git.run("am", "--abort", check=False)
-    if git.rev("HEAD"):
-        git.run("reset", "-q", "--hard")
-    git.run("clean", "-qfd")
-    return git, recorded
+    repo = Repo(path) if Repo.is_repo_root(path) else Repo.init(path)
+    for lock in merge.clear_stale_locks(repo):
+        say(f"removed {lock} (left by an interrupted run)")
+    merge.enable_rerere(repo)
+    recorded = merge.record_resolutions(repo)
+    if recorded:
+        say(f"recorded {recorded} conflict resolution(s) from the previous run")
+    merge.reset_scratch(repo)
+    return repo, recorded
 
 
-def _base(git: Git, spec: UpstreamSpec, workdir: Path) -> tuple[str, str | None]:
-    """The root commit of a pristine tree (sdist bases cached by their ident)."""
-    ref = "refs/forkkit/bases/" + hashlib.sha256(spec.ident.encode()).hexdigest()[:16]
-    if spec.source == "sdist" and (sha := git.rev(ref)):
-        return sha, None
-    sha, upstream_commit = _make_base(git, spec, workdir)
-    git.run("update-ref", ref, sha)
-    return sha, upstream_commit
-
-
-def _entries(git: Git, rev: str | None, paths: Sequence[str]) -> dict[str, str | None]:
-    """``mode,blob`` of each path at ``rev`` (``None``: the index, stage 0)."""
-    found: dict[str, str | None] = dict.fromkeys(paths)
-    if not paths:
-        return found
-    if rev is None:
-        for line in git.out("ls-files", "-s", "--", *paths).splitlines():
-            meta, path = line.split("\t", 1)
-            mode, blob, stage = meta.split()
-            if stage == "0":
-                found[path] = f"{mode},{blob}"
-    else:
-        for line in git.out("ls-tree", rev, "--", *paths).splitlines():
-            meta, path = line.split("\t", 1)
-            mode, _, blob = meta.split()
-            found[path] = f"{mode},{blob}"
-    return found
-
-
-def _overlay(git: Git, base: str, entries: dict[str, str | None], msg: str) -> str:
-    """A commit: ``base`` with the given paths replaced (``None``: removed)."""
-    index = _gitdir(git) / "forkkit-overlay.idx"
-    env = {"GIT_INDEX_FILE": str(index)}
-    git.run("read-tree", base, extra_env=env)
-    for path, entry in entries.items():
-        if entry is None:
-            git.run("update-index", "--force-remove", "--", path, extra_env=env)
-        else:
-            git.run(
-                "update-index", "--add", "--cacheinfo", f"{entry},{path}", extra_env=env
-            )
-    tree = git.run("write-tree", extra_env=env).stdout.strip()
-    index.unlink(missing_ok=True)
-    return git.out("commit-tree", tree, "-p", base, "-m", msg)
-
-
-def _patch_id(git: Git, *diff_args: str) -> str:
-    diff = git.run("diff", "--no-color", "--full-index", *diff_args).stdout
-    if not diff.strip():
-        return ""
-    out = git.run("patch-id", "--stable", input=diff).stdout.split()
-    return out[0] if out else ""
-
-
-def _failing_hunks(git: Git, patch: Patch) -> dict[str, list[str]]:
+def _failing_hunks(repo: Repo, patch: Patch) -> dict[str, list[str]]:
     """Per file, the patch's hunks that do not apply to the worktree."""
     bad: dict[str, list[str]] = {}
     for hunk in split_hunks(patch.path.read_text(errors="replace")):
-        if git.run("apply", "--check", input=hunk.text, check=False).returncode:
+        if not repo.check_patch(hunk.text).ok:
             bad.setdefault(hunk.path, []).append(hunk.describe())
     return bad
 
@@ -253,26 +195,21 @@ class _Run:
     cfg: ForkConfig
     target: Target
     opts: Options
-    work: Path
-    git: Git
+    repo: Repo
     series: Series
+    stack: ExitStack  # holds the scratch worktree tests run in
+    series_text: str  # patches/series as read at the start, comments and all
     notes: list[str] = field(default_factory=list)
-    check: Git | None = None
+    check: Repo | None = None
     last_red: str | None = None  # new base + the last checked patch's tests
 
     # -- tests ---------------------------------------------------------------
 
     def _checkout(self, commit: str) -> Path:
-        path = self.work / "check"
         if self.check is None:
-            self.git.run("worktree", "prune")
-            if path.exists():
-                shutil.rmtree(path)
-            self.git.run("worktree", "add", "-q", "--detach", "-f", str(path), commit)
-            self.check = Git(path)
-        self.check.run("checkout", "-q", "-f", "--detach", commit)
-        self.check.run("clean", "-qfdx")
-        return path
+            self.check = self.stack.enter_context(self.repo.worktree(commit, "check"))
+        self.check.detach(commit)
+        return self.check.path
 
     def _pytest(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
         """Run ``targets`` on ``commit``'s tree; a JUnit result is reused when
@@ -289,11 +226,8 @@ class _Run:
                 dataclasses.asdict(self.cfg.testenv),
             ]
         )
-        cached = (
-            self.work
-            / "cache"
-            / f"junit-{hashlib.sha256(key.encode()).hexdigest()[:20]}.xml"
-        )
+        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+        cached = self.cfg.work.rebase_dir("cache") / f"junit-{digest}.xml"
         if cached.is_file():
             report = parse_junit(cached)
             say(f"{name}: {report.summary()} (reused {cached.name}: same tree, tests)")
@@ -305,7 +239,7 @@ class _Run:
                 env,
                 tree,
                 list(targets),
-                self.work / "runs",
+                self.cfg.work.rebase_dir("runs"),
                 name,
                 list(self.opts.pytest_args),
                 stream=False,
@@ -324,11 +258,11 @@ class _Run:
         with its runtime change, on top of the patches before it."""
         from forkkit.classify import classify
 
-        red = _overlay(
-            self.git,
-            f"{old_commit}^",
-            _entries(self.git, old_commit, tests),
-            f"red: {patch.name} tests without its runtime change (old base)",
+        red = merge.overlay(
+            self.repo,
+            base=f"{old_commit}^",
+            files=merge.entries(self.repo, tests, rev=old_commit),
+            message=f"red: {patch.name} tests without its runtime change (old base)",
         )
         stem = patch.path.stem[:40]
         red_run = self._pytest(red, targets, f"{stem}-old-red")
@@ -356,14 +290,14 @@ class _Run:
             return SemanticCheck(
                 tuple(targets), (), note="not applicable: no runtime/test split"
             )
-        entries = _entries(self.git, test_source, tests)
+        files = merge.entries(self.repo, tests, rev=test_source)
         conflicted: list[str] = []
         if test_source is None:
             # a conflicted cherry-pick: its conflicted test files keep the
             # new upstream's version, and their tests are not judged
-            unmerged = set(self._unmerged())
+            unmerged = set(self.repo.unmerged())
             conflicted = [p for p in tests if p in unmerged]
-            entries.update(_entries(self.git, new_prev, conflicted))
+            files.update(merge.entries(self.repo, conflicted, rev=new_prev))
         run_targets = [t for t in targets if t.split("::", 1)[0] not in conflicted]
         if not run_targets:
             return SemanticCheck(
@@ -377,11 +311,12 @@ class _Run:
                     (),
                     note="not applicable: no FAIL_TO_PASS test on the old base",
                 )
-            red = _overlay(
-                self.git,
-                new_prev,
-                entries,
-                f"red: {patch.name} tests without its runtime change (new base)",
+            red = merge.overlay(
+                self.repo,
+                base=new_prev,
+                files=files,
+                message=f"red: {patch.name} tests without its runtime change "
+                "(new base)",
             )
             self.last_red = red
             red_new = self._pytest(red, run_targets, f"{patch.path.stem[:40]}-new-red")
@@ -391,14 +326,10 @@ class _Run:
 
     # -- applying ------------------------------------------------------------
 
-    def _unmerged(self) -> list[str]:
-        out = self.git.out("diff", "--name-only", "--diff-filter=U")
-        return out.splitlines()
-
     def _conflicts(self, bad: dict[str, list[str]]) -> tuple[Conflict, ...]:
         found = []
-        for path in self._unmerged():
-            f = self.git.cwd / path
+        for path in self.repo.unmerged():
+            f = self.repo.path / path
             text = f.read_text(errors="replace") if f.is_file() else ""
             found.append(
                 Conflict(path, tuple(conflict_regions(text)), tuple(bad.get(path, [])))
@@ -411,30 +342,74 @@ class _Run:
         Later patches may build on those tests; :func:`prune_tests_only`
         drops the commit again where nothing does.
         """
-        git = self.git
-        name, email, date = git.out(
-            "log", "-1", "--format=%an%x00%ae%x00%aI", old_commit
-        ).split("\0")
-        msg = git.out("log", "-1", "--format=%B", old_commit)
+        repo = self.repo
         msg = (
-            f"[Tests] {msg}\n{TESTS_ONLY_TRAILER}: runtime change absorbed by "
-            f"{self.target.spec.label}\n"
+            f"[Tests] {repo.message(old_commit)}\n{TESTS_ONLY_TRAILER}: runtime "
+            f"change absorbed by {self.target.spec.label}\n"
         )
-        env = {
-            "GIT_AUTHOR_NAME": name,
-            "GIT_AUTHOR_EMAIL": email,
-            "GIT_AUTHOR_DATE": date,
-        }
-        parent = git.out("rev-parse", f"{red}^")
-        tree = git.out("rev-parse", f"{red}^{{tree}}")
-        if tree == git.out("rev-parse", f"{parent}^{{tree}}"):
-            git.run("reset", "-q", "--hard", parent)
+        parent = repo.rev(f"{red}^")
+        assert parent  # an overlay commit has one
+        tree = repo.tree(red)
+        if tree == repo.tree(parent):
+            repo.reset_hard(parent)
             return ""  # its tests are upstream's already
-        sha = git.run(
-            "commit-tree", tree, "-p", parent, "-F", "-", input=msg, extra_env=env
-        ).stdout.strip()
-        git.run("reset", "-q", "--hard", sha)
+        author = repo.author(old_commit)
+        sha = repo.commit_tree(tree=tree, message=msg, parents=[parent], author=author)
+        repo.reset_hard(sha)
         return sha
+
+    def _textually_absorbed(
+        self, patch: Patch, old_commit: str, old_base: str, new_base: str
+    ) -> str:
+        """Why the patch is already in the new upstream ("" if it is not)."""
+        repo = self.repo
+        mine = repo.patch_id(repo.diff(a=f"{old_commit}^", b=old_commit))
+        theirs = repo.patch_id(repo.diff(a=old_base, b=new_base, paths=patch.files))
+        if mine and mine == theirs:
+            return "patch-id equals upstream's change to " + ", ".join(patch.files)
+        if repo.check_patch(patch.path, reverse=True).ok:
+            return "already in the new upstream (the patch reverse-applies)"
+        return ""
+
+    def _pick(
+        self, patch: Patch, res: PatchResult, *, head: str, bad: dict[str, list[str]]
+    ) -> Status | PatchResult:
+        """Cherry-pick (3-way, rerere): the status, or the final verdict."""
+        repo = self.repo
+        pick = merge.cherry_pick(repo, res.old_commit)
+        if pick.ok:
+            return "3way"
+        if pick.empty:
+            merge.skip_pick(repo)
+            repo.reset_hard(head)
+            return dataclasses.replace(
+                res,
+                status="absorbed-textual",
+                detail="applying it to the new upstream changes nothing",
+            )
+        if pick.replayed:
+            merge.continue_pick(repo)
+            return "rerere"
+        if not pick.unmerged:
+            raise ForkkitError(
+                f"{patch.name}: cherry-pick of {res.old_commit[:12]} failed "
+                f"({pick.message}); inspect {repo.path}"
+            )
+        conflicts = self._conflicts(bad)
+        sem = self.semantic(patch, res.old_commit, head, None)
+        if sem and sem.absorbed and self.last_red:
+            merge.abort_pick(repo)
+            return dataclasses.replace(
+                res,
+                status="absorbed-semantic",
+                detail="conflicts with upstream's own change, which already fixes it",
+                semantic=sem,
+                new_commit=self._tests_only(res.old_commit, self.last_red),
+            )
+        return dataclasses.replace(
+            res, status="conflict", conflicts=conflicts, semantic=sem,
+            detail=f"{len(conflicts)} conflicted file(s)",
+        )  # fmt: skip
 
     def apply_one(
         self, patch: Patch, old_commit: str, old_base: str, new_base: str
@@ -444,72 +419,21 @@ class _Run:
         HEAD advances by the rebased commit, or by a tests-only commit when
         the patch is absorbed semantically (later patches may need its tests).
         """
-        git = self.git
+        repo = self.repo
         res = PatchResult(patch.name, patch.subject, "clean", old_commit=old_commit)
-        head = git.out("rev-parse", "HEAD")
-        mine = _patch_id(git, f"{old_commit}^", old_commit)
-        theirs = _patch_id(git, old_base, new_base, "--", *patch.files)
-        if mine and mine == theirs:
-            return dataclasses.replace(
-                res,
-                status="absorbed-textual",
-                detail="patch-id equals upstream's change to " + ", ".join(patch.files),
-            )
-        if git.ok("apply", "--check", "-R", str(patch.path)):
-            return dataclasses.replace(
-                res,
-                status="absorbed-textual",
-                detail="already in the new upstream (the patch reverse-applies)",
-            )
+        head = merge.head(repo)
+        why = self._textually_absorbed(patch, old_commit, old_base, new_base)
+        if why:
+            return dataclasses.replace(res, status="absorbed-textual", detail=why)
         status: Status = "clean"
-        proc = git.run(
-            "am", "-q", "--keep-cr", "--keep-non-patch",
-            "--committer-date-is-author-date",
-            str(patch.path), check=False,
-        )  # fmt: skip
         bad: dict[str, list[str]] = {}
-        if proc.returncode != 0:
-            git.run("am", "--abort", check=False)
-            bad = _failing_hunks(git, patch)
-            status = "3way"
-            pick = git.run("cherry-pick", old_commit, check=False)
-            if pick.returncode != 0:
-                unmerged = self._unmerged()
-                if not unmerged and git.ok("diff", "--cached", "--quiet"):
-                    git.run("cherry-pick", "--skip", check=False)
-                    git.run("reset", "-q", "--hard", head)
-                    return dataclasses.replace(
-                        res,
-                        status="absorbed-textual",
-                        detail="applying it to the new upstream changes nothing",
-                    )
-                if not unmerged and "previous resolution" in pick.stdout + pick.stderr:
-                    git.run(
-                        "cherry-pick", "--continue", extra_env={"GIT_EDITOR": "true"}
-                    )
-                    status = "rerere"
-                elif not unmerged:
-                    raise GitError(
-                        ["cherry-pick", old_commit], pick.returncode, pick.stderr
-                    )
-                else:
-                    conflicts = self._conflicts(bad)
-                    sem = self.semantic(patch, old_commit, head, None)
-                    if sem and sem.absorbed and self.last_red:
-                        git.run("cherry-pick", "--abort", check=False)
-                        return dataclasses.replace(
-                            res,
-                            status="absorbed-semantic",
-                            detail="conflicts with upstream's own change, which "
-                            "already fixes it",
-                            semantic=sem,
-                            new_commit=self._tests_only(old_commit, self.last_red),
-                        )
-                    return dataclasses.replace(
-                        res, status="conflict", conflicts=conflicts, semantic=sem,
-                        detail=f"{len(conflicts)} conflicted file(s)",
-                    )  # fmt: skip
-        new_commit = git.out("rev-parse", "HEAD")
+        if not repo.am(patch.path).ok:
+            bad = _failing_hunks(repo, patch)
+            picked = self._pick(patch, res, head=head, bad=bad)
+            if isinstance(picked, PatchResult):
+                return picked
+            status = picked
+        new_commit = merge.head(repo)
         detail = {
             "clean": "",
             "3way": "hunks moved: " + "; ".join(h for v in bad.values() for h in v),
@@ -530,7 +454,7 @@ class _Run:
 
 
 def prune_tests_only(
-    git: Git, new_base: str, results: Sequence[PatchResult]
+    repo: Repo, new_base: str, results: Sequence[PatchResult]
 ) -> list[PatchResult]:
     """Drop the tests-only commits of absorbed patches that nothing builds on.
 
@@ -546,30 +470,30 @@ def prune_tests_only(
         chain = []
     for idx in reversed([i for i in chain if out[i].absorbed]):
         keep = [i for i in chain if i != idx]
-        git.run("checkout", "-q", "-f", "-B", BRANCH, new_base)
+        repo.force_checkout(branch=BRANCH, rev=new_base)
         picked: dict[int, str] = {}
         for i in keep:
-            if git.run("cherry-pick", out[i].new_commit, check=False).returncode:
-                git.run("cherry-pick", "--abort", check=False)
+            if not merge.cherry_pick(repo, out[i].new_commit).ok:
+                merge.abort_pick(repo)
                 out[idx] = dataclasses.replace(
                     out[idx],
                     detail=f"{out[idx].detail}; its test changes stay as a "
                     f"tests-only patch: {out[i].name} builds on them",
                 )
                 break
-            picked[i] = git.out("rev-parse", "HEAD")
+            picked[i] = merge.head(repo)
         else:
             out[idx] = dataclasses.replace(out[idx], new_commit="")
             for i, sha in picked.items():
                 out[i] = dataclasses.replace(out[i], new_commit=sha)
             chain = keep
     head = out[chain[-1]].new_commit if chain else new_base
-    git.run("checkout", "-q", "-f", "-B", BRANCH, head)
+    repo.force_checkout(branch=BRANCH, rev=head)
     return out
 
 
 def _prove(
-    cfg: ForkConfig, run: _Run, out: Path, targets: list[str]
+    run: _Run, new: NewSeries, targets: list[str], out_dir: Path
 ) -> tuple[dict[str, object] | None, str, bool | None]:
     """Red/green on the refreshed series over the new upstream."""
     try:
@@ -580,77 +504,44 @@ def _prove(
     from forkkit.forktree import materialize
 
     new_cfg = dataclasses.replace(
-        cfg,
+        run.cfg,
         upstream=run.target.spec,
-        patches_dir=out / "patches",
-        series_file=out / "patches" / "series",
+        patches_dir=new.folder,
+        series_file=new.folder / SERIES,
     )
-    tree = materialize(new_cfg, dest=run.work / "fork", force=True)
+    tree = materialize(new_cfg, dest=run.cfg.work.rebase_dir("fork"), force=True)
     result = prove(
         new_cfg,
         tree,
         tests=targets or None,
         pytest_args=list(run.opts.pytest_args),
         related=run.opts.related,
-        out_dir=cfg.workdir / "reports" / "rebase-red-green",
+        out_dir=out_dir,
     )
     return result.to_json(), result.markdown(), bool(result.valid)
 
 
-def _range_diff(git: Git, old_base: str, old_head: str, base: str, head: str) -> str:
-    """``git range-diff`` of the old series against the new one."""
-    if head != base:
-        return git.out(
-            "range-diff", "--no-color", f"{old_base}..{old_head}", f"{base}..{head}"
-        )
-    # git refuses an empty range: every old commit was dropped
-    log = git.out("log", "--reverse", "--format=%h %s", f"{old_base}..{old_head}")
-    return "\n".join(
-        f"{n}:  {sha} < -:  ------- {subject}"
-        for n, (sha, _, subject) in enumerate(
-            (ln.partition(" ") for ln in log.splitlines()), 1
-        )
-    )
+def _targets(run: _Run, result: RebaseResult) -> list[str]:
+    """The focused tests of the patches still carried."""
+    targets: list[str] = []
+    for patch, r in zip(run.series.patches, result.patches, strict=True):
+        if r.carries:
+            targets += [
+                t
+                for t in patch_targets(run.cfg.fix.focused_tests, patch.files)
+                if t not in targets
+            ]
+    return targets
 
 
-def _write_back(cfg: ForkConfig, out: Path, names: Sequence[str], toml: str) -> None:
-    """Replace patches/ and re-pin fork.toml from the dry-run output."""
-    cfg.patches_dir.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        tmp = cfg.patches_dir / f".{name}.tmp"
-        shutil.copyfile(out / "patches" / name, tmp)
-        tmp.replace(cfg.patches_dir / name)
-    for old in cfg.patches_dir.glob("*.patch"):
-        if old.name not in names:
-            old.unlink()
-    for path, text in (
-        (cfg.series_file, "".join(f"{n}\n" for n in names)),
-        (cfg.path, toml),
-    ):
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-
-
-def rebase(cfg: ForkConfig, target: Target, opts: Options = Options()) -> RebaseResult:
-    """Rebase the series onto ``target``; write back only on full success."""
-    series = load_series(cfg.series_file, cfg.patches_dir)
-    toml_text = cfg.path.read_text()
-    work = cfg.workdir / "rebase"
-    git, recorded = open_repo(work / "repo")
-    run = _Run(cfg, target, opts, work, git, series)
-    if recorded:
-        run.notes.append(f"recorded {recorded} resolution(s) made after the last run")
-    old_base, _ = _base(git, cfg.upstream, cfg.workdir)
-    new_base, new_commit = _base(git, target.spec, cfg.workdir)
-    pin = dict(target.pin)
-    if new_commit and "git_rev" in pin:
-        pin["git_rev"] = new_commit
-    new_toml = repin_toml(toml_text, pin, target.optional)
-    git.run("checkout", "-q", "-f", "--detach", old_base)
-    old = apply_series(git, series, f"{cfg.upstream.label} (the current pin)")
-    old_head = git.out("rev-parse", "HEAD")
-    git.run("checkout", "-q", "-f", "-B", BRANCH, new_base)
+def _move(run: _Run, old_base: str, new_base: str) -> tuple[list[PatchResult], str]:
+    """Apply the series to the old base, then move each patch onto the new one;
+    return the verdicts and the old series' HEAD."""
+    repo, series = run.repo, run.series
+    repo.detach(old_base)
+    old = apply_series(repo, series, f"{run.cfg.upstream.label} (the current pin)")
+    old_head = merge.head(repo)
+    repo.force_checkout(branch=BRANCH, rev=new_base)
     results: list[PatchResult] = []
     for i, patch in enumerate(series.patches):
         if results and results[-1].status in ("conflict", "not-tried"):
@@ -660,62 +551,120 @@ def rebase(cfg: ForkConfig, target: Target, opts: Options = Options()) -> Rebase
         res = run.apply_one(patch, old[i][1], old_base, new_base)
         say(f"{patch.name}: {res.status} {res.detail}".rstrip())
         results.append(res)
+    return results, old_head
+
+
+def _export(
+    run: _Run,
+    base: RebaseResult,
+    *,
+    old: tuple[str, str],
+    new_base: str,
+    toml: str,
+) -> tuple[RebaseResult, NewSeries]:
+    """Export the rebased series (and the new fork.toml) to the out folder."""
+    repo = run.repo
+    results = prune_tests_only(repo, new_base, base.patches)
+    new_head = merge.head(repo)
+    out = run.cfg.work.rebase_dir("out")
+    new = export_new(
+        repo,
+        base=new_base,
+        head=new_head,
+        folder=out / "patches",
+        old_text=run.series_text,
+        kept=[r.name for r in results if r.new_commit],
+    )
+    range_diff = merge.range_diff(repo, old=old, new=(new_base, new_head))
+    (out / "fork.toml").write_text(toml)
+    (out / "range-diff.txt").write_text(range_diff + "\n")
+    result = dataclasses.replace(
+        base,
+        patches=tuple(results),
+        out_dir=str(out),
+        new_series=new.names,
+        range_diff=range_diff,
+    )
+    return result, new
+
+
+def rebase(
+    cfg: ForkConfig,
+    target: Target,
+    opts: Options = Options(),
+    *,
+    reports: Path | None = None,
+) -> RebaseResult:
+    """Rebase the series onto ``target``; write back only when proven.
+
+    The red/green proof's reports go to ``reports`` (default: under the
+    rebase folder of the workdir).
+    """
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    series_text = cfg.series_file.read_text()
+    repo, recorded = open_repo(cfg.work.rebase_repo)
+    old_base, _ = make_base(repo, cfg.upstream, cfg.work)
+    new_base, new_commit = make_base(repo, target.spec, cfg.work)
+    pin = dict(target.pin)
+    if new_commit and "git_rev" in pin:
+        pin["git_rev"] = new_commit
+    new_toml = repin_toml(cfg.path.read_text(), pin, target.optional)
+    with ExitStack() as stack:
+        run = _Run(cfg, target, opts, repo, series, stack, series_text)
+        if recorded:
+            run.notes.append(
+                f"recorded {recorded} resolution(s) made after the last run"
+            )
+        results, old_head = _move(run, old_base, new_base)
     base = RebaseResult(
         old_label=cfg.upstream.label,
         new_label=target.spec.label,
         new_pin=pin,
         trust=target.trust,
         patches=tuple(results),
-        repo=str(git.cwd),
+        repo=str(repo.path),
     )
     if base.conflicted:
         for p in base.conflicted:
             for c in p.conflicts:
                 say(f"CONFLICT {p.name}: {c.describe()}")
         return dataclasses.replace(base, notes=tuple(run.notes))
-    results = prune_tests_only(git, new_base, results)
-    base = dataclasses.replace(base, patches=tuple(results))
-    new_head = git.out("rev-parse", "HEAD")
-    range_diff = _range_diff(git, old_base, old_head, new_base, new_head)
-    out = work / "out"
-    if out.exists():
-        shutil.rmtree(out)
-    (out / "patches").mkdir(parents=True)
-    git.run("tag", "-f", BASE_TAG, new_base)
-    names = export_series(git.cwd, out / "patches", out / "patches" / "series")
-    (out / "fork.toml").write_text(new_toml)
-    (out / "range-diff.txt").write_text(range_diff + "\n")
-    proof: dict[str, object] | None = None
-    proof_md = ""
-    valid: bool | None = None
-    if names and opts.red_green:
-        targets: list[str] = []
-        for patch, r in zip(series.patches, results, strict=True):
-            if r.carries:
-                targets += [
-                    t
-                    for t in patch_targets(cfg.fix.focused_tests, patch.files)
-                    if t not in targets
-                ]
-        proof, proof_md, valid = _prove(cfg, run, out, targets)
-    result = dataclasses.replace(
-        base,
-        out_dir=str(out),
-        new_series=tuple(names),
-        range_diff=range_diff,
-        proof=proof,
-        proof_markdown=proof_md,
-        proof_valid=valid,
+    result, new = _export(
+        run, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
-    proven = valid is True or not names or not opts.red_green
+    if result.new_series and opts.red_green:
+        red_green = reports or cfg.work.rebase_dir("red-green")
+        proof, proof_md, valid = _prove(run, new, _targets(run, result), red_green)
+        result = dataclasses.replace(
+            result, proof=proof, proof_markdown=proof_md, proof_valid=valid
+        )
+    for path in unknown_patches(cfg.patches_dir, [p.name for p in series.patches]):
+        say(f"left alone: {path} (not in the series; forkkit did not write it)")
+        run.notes.append(f"`{path.name}` in patches/ is not in the series: left alone")
     if opts.apply:
-        if result.ok and proven:
-            _write_back(cfg, out, names, new_toml)
-            result = dataclasses.replace(result, written=True)
-            say(f"wrote {len(names)} patch(es) to {cfg.patches_dir}; re-pinned")
-        else:
-            run.notes.append("--apply: nothing written (the rebase is not proven)")
+        result = _apply(run, result, new, new_toml)
     return dataclasses.replace(result, notes=tuple(run.notes))
+
+
+def _apply(run: _Run, result: RebaseResult, new: NewSeries, toml: str) -> RebaseResult:
+    """``--apply``: write the result back when it is proven (or, with
+    ``--apply-unproven``, when only the proof is missing)."""
+    if not result.ok:
+        run.notes.append("--apply: nothing written (the rebase is not proven)")
+        return result
+    if result.unproven and not run.opts.apply_unproven:
+        why = (
+            "--apply: nothing written: the result is unproven (no valid red/green "
+            "on it); rerun without --no-red-green, or with --apply-unproven"
+        )
+        say(why)
+        run.notes.append(why)
+        return result
+    old = [p.name for p in run.series.patches]
+    write_back(run.cfg, run.repo, new, old=old, toml=toml)
+    flag = " (UNPROVEN: --apply-unproven)" if result.unproven else ""
+    say(f"wrote {len(new.names)} patch(es) to {run.cfg.patches_dir}; re-pinned{flag}")
+    return dataclasses.replace(result, written=True)
 
 
 # --- CLI --------------------------------------------------------------------
@@ -736,8 +685,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--apply",
         action="store_true",
-        help="on success, replace patches/ and re-pin fork.toml (default: dry run "
-        "into <workdir>/rebase/out)",
+        help="when rebased and proven by red/green, replace patches/ and re-pin "
+        "fork.toml (default: dry run into <workdir>/rebase/out)",
+    )
+    parser.add_argument(
+        "--apply-unproven",
+        action="store_true",
+        help="like --apply, but write a result that has no valid red/green proof "
+        "(e.g. with --no-red-green); the report says unproven",
     )
     parser.add_argument(
         "--no-semantic",
@@ -761,21 +716,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Run the rebase, write the reports, exit 0 only on success."""
-    target = resolve_target(cfg, args.onto, args.onto_rev, args.sha256)
+    """Run the rebase, publish its reports as reports/rebase/; exit 0 only
+    when it rebased (and, with --apply, wrote the result)."""
     opts = Options(
-        apply=args.apply,
+        apply=args.apply or args.apply_unproven,
+        apply_unproven=args.apply_unproven,
         semantic=not args.no_semantic,
         red_green=not args.no_red_green,
         related=not args.focused_only,
         pytest_args=tuple(args.pytest_args),
     )
-    result = rebase(cfg, target, opts)
-    md, js = write_reports(
-        cfg.workdir / "reports", REPORT_STEM, render_markdown(result), result.to_json()
-    )
+    with cfg.work.run_folder(REPORT_STEM) as folder:
+        target = resolve_target(cfg, args.onto, args.onto_rev, args.sha256)
+        result = rebase(cfg, target, opts, reports=folder.path / "red-green")
+        md, js = write_reports(
+            folder.path, REPORT_STEM, render_markdown(result), result.to_json()
+        )
     for p in result.patches:
         print(f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else ""))
     print(verdict_line(result))
-    print(f"report: {md}\njson: {js}", file=sys.stderr)
-    return 0 if result.ok else 1
+    print(
+        f"report: {folder.dest / md.name}\njson: {folder.dest / js.name}",
+        file=sys.stderr,
+    )
+    return 0 if result.ok and (result.written or not opts.apply) else 1

@@ -10,6 +10,7 @@ import pytest
 
 from forkkit import junit
 from forkkit.absorb import (
+    RebaseResult,
     conflict_regions,
     in_test_file,
     parse_onto,
@@ -23,7 +24,7 @@ from forkkit.cli import main
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.junit import JunitReport, Outcome
-from forkkit.rebase import Options, RebaseResult, rebase, resolve_target
+from forkkit.rebase import Options, Target, rebase, resolve_target
 from forkkit.series import load_series
 from tests.synthetic import (
     CALC_CONFLICT,
@@ -52,13 +53,20 @@ def snapshot(cfg: ForkConfig) -> dict[str, bytes]:
     return files
 
 
-def onto(cfg: ForkConfig, up: SyntheticUpstream, version: str, files: dict[str, str]):
+def onto(
+    cfg: ForkConfig, up: SyntheticUpstream, version: str, files: dict[str, str]
+) -> Target:
     up.publish(version, files)
     return resolve_target(cfg, f"toy=={version}")
 
 
 def statuses(result: RebaseResult) -> list[str]:
     return [p.status for p in result.patches]
+
+
+def report_path(cfg: ForkConfig, name: str) -> Path:
+    """A file of the last rebase run's published report (reports/rebase/)."""
+    return cfg.workdir / "reports" / "rebase" / name
 
 
 # --- pure helpers -------------------------------------------------------------
@@ -105,27 +113,27 @@ def test_split_hunks_and_conflict_regions(toy_project: ForkConfig) -> None:
 
 
 def test_semantic_verdict() -> None:
-    def report(**outcomes: Outcome) -> JunitReport:
+    def report(outcomes: dict[str, Outcome]) -> JunitReport:
         ids = {f"tests.test_{k}": v for k, v in outcomes.items()}
         return JunitReport(
             {t: junit.TestOutcome(t, v, 0.0, "AssertionError") for t, v in ids.items()}
         )
 
     f2p = ["tests.test_a::x", "tests.test_b::y"]
-    red = report(**{"a::x": "passed", "b::y": "passed", "a::z": "failed"})
+    red = report({"a::x": "passed", "b::y": "passed", "a::z": "failed"})
     ok = semantic_verdict(["tests/test_a.py"], f2p, red)
     assert ok.absorbed and ok.others_failing == ("tests.test_a::z",)
     assert "may need refreshing" in ok.note
-    half = semantic_verdict([], f2p, report(**{"a::x": "passed", "b::y": "failed"}))
+    half = semantic_verdict([], f2p, report({"a::x": "passed", "b::y": "failed"}))
     assert not half.absorbed and half.failed == ("tests.test_b::y",)
-    crash = report(**{"a::x": "passed", "b::y": "error"})
+    crash = report({"a::x": "passed", "b::y": "error"})
     crash.tests["tests.test_b::y"] = junit.TestOutcome(
         "tests.test_b::y", "error", 0, "KeyError"
     )
     broken = semantic_verdict([], f2p, crash)
     assert not broken.absorbed and broken.broken == ("tests.test_b::y",)
     assert "cannot run there (KeyError)" in broken.note
-    part = semantic_verdict([], f2p, report(**{"a::x": "passed"}), ["tests/test_b.py"])
+    part = semantic_verdict([], f2p, report({"a::x": "passed"}), ["tests/test_b.py"])
     assert not part.absorbed and part.unchecked == ("tests.test_b::y",)
     assert in_test_file("tests.v1.test_c.TestK::t", "tests/v1/test_c.py")
 
@@ -149,10 +157,9 @@ def test_clean_rebase_writes_only_with_apply(
     assert (out / "patches" / "series").read_text().strip() == dry.new_series[0]
     assert 'version = "1.1"' in (out / "fork.toml").read_text()
 
-    done = rebase(
-        toy_project, target, Options(apply=True, semantic=False, red_green=False)
-    )
-    assert done.written
+    unproven = Options(apply=True, apply_unproven=True, semantic=False, red_green=False)
+    done = rebase(toy_project, target, unproven)
+    assert done.written and done.unproven
     cfg = load_config(toy_project.path)
     assert cfg.upstream.version == "1.1"
     assert cfg.upstream.sha256 == toy_upstream.sha256("1.1")
@@ -196,10 +203,10 @@ def test_conflict_keeps_everything_and_rerere_replays(
     assert "CONFLICT 0001-Bugfix-limit-reaches-n.patch: toy/calc.py (lines 2-6)" in err
     assert "hunk 1/1 of toy/calc.py" in err
     assert snapshot(toy_project) == before
-    report = json.loads((toy_project.workdir / "reports" / "rebase.json").read_text())
+    report = json.loads(report_path(toy_project, "rebase.json").read_text())
     assert report["outcome"] == "conflict" and not report["written"]
 
-    opts = Options(apply=True, red_green=False)
+    opts = Options(apply=True, apply_unproven=True, red_green=False)
     first = rebase(toy_project, target, opts)  # the same conflict again
     assert statuses(first) == ["conflict"] and first.outcome == "conflict"
     assert not first.written and snapshot(toy_project) == before
@@ -351,8 +358,167 @@ def test_cli_git_rev_and_reports(
     assert cfg.upstream.source == "git" and cfg.upstream.git_rev == toy_upstream.rev(
         "1.1"
     )
-    reports = toy_project.workdir / "reports"
-    data = json.loads((reports / "rebase.json").read_text())
+    data = json.loads(report_path(toy_project, "rebase.json").read_text())
     assert data["outcome"] == "rebased" and data["proof_valid"] is True
-    md = (reports / "rebase.md").read_text()
+    assert not data["unproven"]
+    md = report_path(toy_project, "rebase.md").read_text()
     assert "applied with a 3-way merge" in md and "Range-diff" in md
+    assert report_path(toy_project, "red-green").is_dir()  # the proof, in the run
+
+
+# --- issue 11: what --apply may write -----------------------------------------
+
+NO_PROOF = ["--no-semantic", "--no-red-green"]
+
+
+def run_cli(cfg: ForkConfig, *args: str) -> int:
+    return main(["--config", str(cfg.path), "rebase", "--onto", "toy==1.1", *args])
+
+
+def test_apply_refuses_an_unproven_result(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    toy_upstream.publish("1.1", toy_release({"toy/extra.py": "X = 1\n"}))
+    before = snapshot(toy_project)
+    assert run_cli(toy_project, "--apply", *NO_PROOF) == 1
+    assert snapshot(toy_project) == before
+    assert "rerun without --no-red-green, or with --apply-unproven" in (
+        capsys.readouterr().err
+    )
+    data = json.loads(report_path(toy_project, "rebase.json").read_text())
+    assert data["unproven"] and not data["written"] and data["outcome"] == "rebased"
+    assert "**unproven**" in report_path(toy_project, "rebase.md").read_text()
+
+
+def test_apply_unproven_writes_and_the_report_says_unproven(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    toy_upstream.publish("1.1", toy_release({"toy/extra.py": "X = 1\n"}))
+    assert run_cli(toy_project, "--apply-unproven", *NO_PROOF) == 0
+    assert load_config(toy_project.path).upstream.version == "1.1"
+    data = json.loads(report_path(toy_project, "rebase.json").read_text())
+    assert data["unproven"] and data["written"]
+    md = report_path(toy_project, "rebase.md").read_text()
+    assert "Proof: **unproven**" in md and "Not run: unproven." in md
+
+
+def _two_fix_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ForkConfig:
+    """Two patches; toy 1.1 takes the limit fix (absorbed), count stays carried."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", sys.executable)
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    cfg = make_project(
+        tmp_path / "project",
+        up,
+        "1.0",
+        toy_two_fix_changes(),
+        runtime_files=("toy/calc.py", "toy/count.py"),
+        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
+    )
+    fixed = {"toy/count.py": COUNT_BUGGY, "toy/calc.py": FIXED_CALC}
+    up.publish("1.1", toy_release({**fixed, "tests/test_fix.py": FIX_TEST}))
+    return cfg
+
+
+LIMIT = "0001-Bugfix-limit-reaches-n.patch"
+COUNT = "0002-Bugfix-count-counts-every-item.patch"
+NEW_COUNT = "0001-Bugfix-count-counts-every-item.patch"
+PROVEN = ["--no-semantic", "--focused-only"]
+
+
+def test_apply_keeps_comments_and_files_it_did_not_write(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cfg = _two_fix_project(tmp_path, monkeypatch)
+    cfg.series_file.write_text(
+        f"# carried fixes\n# the limit fix\n{LIMIT}\n\n# the count fix\n"
+        f"{COUNT}  # until toy 2.0\n"
+    )
+    draft = cfg.patches_dir / "0003-draft-idea.patch"
+    draft.write_bytes((cfg.patches_dir / COUNT).read_bytes() + b"\n# my draft\n")
+    draft_bytes = draft.read_bytes()
+    notes = cfg.patches_dir / "NOTES.txt"
+    notes.write_text("not a patch\n")
+    assert run_cli(cfg, "--apply", *PROVEN) == 0
+    assert draft.read_bytes() == draft_bytes and notes.read_text() == "not a patch\n"
+    assert sorted(p.name for p in cfg.patches_dir.glob("*.patch")) == [
+        NEW_COUNT,
+        draft.name,
+    ]
+    assert cfg.series_file.read_text() == (
+        "# carried fixes\n# the limit fix\n\n# the count fix\n"
+        f"{NEW_COUNT}  # until toy 2.0\n"
+    )
+    assert f"left alone: {draft}" in capsys.readouterr().err
+    data = json.loads(report_path(cfg, "rebase.json").read_text())
+    assert data["written"] and any(draft.name in n for n in data["notes"])
+    assert draft.name in report_path(cfg, "rebase.md").read_text()
+
+
+def test_apply_never_overwrites_a_file_it_did_not_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = _two_fix_project(tmp_path, monkeypatch)
+    stranger = cfg.patches_dir / NEW_COUNT  # not in the series, same name
+    stranger.write_text("my notes, not a patch\n")
+    before = snapshot(cfg)
+    with pytest.raises(ForkkitError, match="not in the series"):
+        opts = Options(apply=True, semantic=False, related=False)
+        rebase(cfg, resolve_target(cfg, "toy==1.1"), opts)
+    assert snapshot(cfg) == before
+
+
+def test_apply_writes_only_bytes_that_rebuild_the_tree(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The refreshed patches change between export and --apply (here: during
+    the proof): the check runs on the bytes written, so nothing is written."""
+    import forkkit.rebase
+
+    target = onto(
+        toy_project, toy_upstream, "1.1", toy_release({"toy/extra.py": "X = 1\n"})
+    )
+    out = toy_project.workdir / "rebase" / "out" / "patches"
+
+    def tampering_proof(*args: object, **kwargs: object) -> tuple[None, str, bool]:
+        for patch in out.glob("*.patch"):
+            text = patch.read_text().replace("+    return n\n", "+    return n + 1\n")
+            patch.write_text(text)
+        return None, "", True
+
+    monkeypatch.setattr(forkkit.rebase, "_prove", tampering_proof)
+    before = snapshot(toy_project)
+    with pytest.raises(ForkkitError, match="nothing written"):
+        rebase(toy_project, target, Options(apply=True, semantic=False))
+    assert snapshot(toy_project) == before
+
+
+def test_reports_hold_one_run(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    toy_upstream.publish("1.1", toy_release({"toy/extra.py": "X = 1\n"}))
+    assert run_cli(toy_project, *NO_PROOF) == 0
+    folder = report_path(toy_project, "")
+    assert json.loads((folder / "rebase.json").read_text())["outcome"] == "rebased"
+    args = ["--config", str(toy_project.path), "rebase", "--onto", "toy==9.9"]
+    assert main(args) == 2  # no such release: the run fails
+    assert sorted(p.name for p in folder.iterdir()) == ["FAILED.txt"]
+    assert "toy==9.9" in (folder / "FAILED.txt").read_text()
+
+
+def test_a_lock_left_by_a_killed_git_does_not_block_the_next_run(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    target = onto(toy_project, toy_upstream, "1.1", toy_release({"toy/x.py": ""}))
+    assert statuses(rebase(toy_project, target, QUICK)) == ["clean"]
+    lock = toy_project.workdir / "rebase" / "repo" / ".git" / "index.lock"
+    lock.write_text("")  # git was killed with forkkit (kill -9 of the group)
+    assert statuses(rebase(toy_project, target, QUICK)) == ["clean"]
+    assert not lock.exists()
