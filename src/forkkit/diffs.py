@@ -1,7 +1,8 @@
 """Pure analysis for ``forkkit reconcile``: diffs, overlap and the behaviour matrix.
 
 Nothing here touches git, the network or pytest: inputs are diff text, file
-contents and parsed JUnit reports; outputs are typed values, Markdown and JSON.
+contents and parsed JUnit reports; outputs are typed values (rendered as
+Markdown and JSON by :mod:`forkkit.reconcile_report`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import Hunk as UnidiffHunk
@@ -20,14 +21,12 @@ from unidiff.patch import PatchSet
 from forkkit.classify import CATEGORIES, Classification, classify
 from forkkit.errors import ForkkitError
 from forkkit.junit import JunitReport, TestOutcome
-from forkkit.report import md_table
 
 TESTS_DIR = "tests/"
 # Changes this many lines apart or closer are reported as overlapping hunks:
 # git's default context, i.e. where a 3-way merge starts to see a conflict.
 NEAR = 3
 MODULE_LEVEL = "<module>"
-MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
 _DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
 
 FileStatus = Literal["added", "removed", "modified", "renamed"]
@@ -528,6 +527,7 @@ class Cell:
     reused: str = ""  # "SIDE@RUNTIME" of an identical tree already run
     skipped_files: tuple[str, ...] = ()  # test files that did not apply here
     cached: bool = False  # result of an earlier reconcile of the same tree
+    finished: bool = True  # pytest wrote its JUnit report (no crash, no timeout)
 
 
 @dataclass(frozen=True)
@@ -732,7 +732,126 @@ def build_matrix(
 
 
 # --------------------------------------------------------------------------
-# Rendering
+# What was measured (``forkkit reconcile`` exits 0 only when all of it was)
+# --------------------------------------------------------------------------
+
+Verdict = Literal["measured", "partial", "nothing"]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A cell of the behaviour matrix that holds no measurement, and why."""
+
+    side: Side
+    runtime: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.side} tests on {self.runtime} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Which cells of the behaviour matrix hold a measurement.
+
+    The matrix has a cell for each side that brings tests (``targets``) on
+    each runtime column. A cell is *measured* when all of these hold:
+
+    1. pytest ran that side's tests in that column's tree (status ``ran``,
+       or reusing an identical tree that ran): not a ``conflict`` (the tree
+       could not be assembled), not ``not-applicable`` (none of the tests is
+       in that tree), not absent (never run);
+    2. pytest ran to the end: it wrote its JUnit report and was not killed
+       by the timeout (``Cell.finished``);
+    3. it gave at least one of the side's tests an outcome other than "its
+       file did not apply": passed, failed, skipped or an error, a module
+       that fails to import included (a test that needs the other side's
+       code is meant not to load without it);
+    4. some test of that side *executed* in some measured cell (passed,
+       failed, or errored in setup or call; neither skipped nor a load
+       error): a side whose tests never ran anywhere measured nothing.
+
+    Verdict: ``measured`` when every cell is, ``partial`` when only some
+    are, ``nothing`` when none is (or when neither side brings a test).
+    """
+
+    cells: tuple[tuple[str, str], ...]  # (side, runtime) of the measured cells
+    gaps: tuple[Gap, ...]
+
+    @property
+    def verdict(self) -> Verdict:
+        if not self.cells:
+            return "nothing"
+        return "partial" if self.gaps else "measured"
+
+    def summary(self) -> str:
+        """One line: the verdict and every cell that holds no measurement."""
+        total = len(self.cells) + len(self.gaps)
+        gaps = "; ".join(g.describe() for g in self.gaps)
+        if self.verdict == "measured":
+            return f"measured: all {total} cell(s) of the behaviour matrix"
+        if not total:
+            return "nothing measured: neither side brings a test to run"
+        if self.verdict == "nothing":
+            return f"nothing measured: {gaps}"
+        done = f"{len(self.cells)} of {total} cell(s) measured"
+        return f"partial: {done}; not measured: {gaps}"
+
+
+def cell_gap(cell: Cell | None, test_ids: Sequence[str]) -> str:
+    """Why a cell holds no measurement (points 1-3 of :class:`Measurement`);
+    empty when it holds one."""
+    if cell is None:
+        return "not run"
+    if cell.status == "conflict":
+        return "conflict"
+    if cell.status == "not-applicable":
+        return "its tests are not in this tree"
+    if not cell.finished:
+        return "pytest did not finish"
+    outs = effective_outcomes(cell, test_ids).values()
+    if all(o.outcome == "error" and o.kind == "conflict" for o in outs):
+        broken = len(cell.broken_modules)
+        why = f": {broken} module(s) did not load" if broken else ""
+        return f"no test result{why}"
+    return ""
+
+
+def executed(cell: Cell, test_ids: Sequence[str]) -> bool:
+    """Whether some test ran in ``cell`` (not skipped, not a load error)."""
+    outs = effective_outcomes(cell, test_ids).values()
+    return any(
+        o.outcome in ("passed", "failed")
+        or (o.outcome == "error" and o.kind not in _LOAD_KINDS)
+        for o in outs
+    )
+
+
+def measure(
+    sides: Sequence[SideTests],
+    runtimes: Sequence[Runtime],
+    cells: Mapping[tuple[str, str], Cell],
+) -> Measurement:
+    """Which cells of the behaviour matrix hold a measurement."""
+    measured: list[tuple[str, str]] = []
+    gaps: list[Gap] = []
+    for side in sides:
+        if not side.targets:
+            continue
+        ids = side_test_ids(cells.values(), side.side)
+        mine = {rt.key: cells.get((side.side, rt.key)) for rt in runtimes}
+        why = {key: cell_gap(cell, ids) for key, cell in mine.items()}
+        ok = [key for key, reason in why.items() if not reason]
+        if not any(executed(c, ids) for k, c in mine.items() if k in ok and c):
+            why.update(dict.fromkeys(ok, "no test ran: only skips or load errors"))
+            ok = []
+        measured += [(side.side, key) for key in ok]
+        gaps += [Gap(side.side, k, r) for k, r in why.items() if r]
+    return Measurement(cells=tuple(measured), gaps=tuple(gaps))
+
+
+# --------------------------------------------------------------------------
+# The result (rendered by :mod:`forkkit.reconcile_report`)
 # --------------------------------------------------------------------------
 
 
@@ -753,265 +872,7 @@ class ReconcileResult:
     matrix: Matrix
     notes: tuple[str, ...] = ()
 
-
-def _short(test_id: str) -> str:
-    """``tests.v1.core.test_x::test_y`` -> ``test_x::test_y``."""
-    module, sep, rest = test_id.partition("::")
-    return module.rsplit(".", 1)[-1] + sep + rest
-
-
-def render_markdown(res: ReconcileResult) -> str:
-    """The PR-thread report."""
-    out = [f"## Reconcile: {res.title or 'our fix'} vs {res.competitor}\n"]
-    o, t = res.ours.stats(), res.theirs.stats()
-    out.append(
-        f"Base: **{res.base_label}**. Competitor ({res.competitor_kind}): "
-        f"`{res.competitor}`. Ours: {o['files']} file(s), {o['hunks']} hunk(s) "
-        f"(+{o['added']}/-{o['removed']}); theirs: {t['files']} file(s), "
-        f"{t['hunks']} hunk(s) (+{t['added']}/-{t['removed']}).\n"
-    )
-    out.append("### Overlap\n")
-    ov = res.overlap
-    verdict = {
-        "disjoint": "The two changes touch **no common file**.",
-        "same-files": "Both sides touch the same file(s) but **no hunks overlap**.",
-        "overlapping": "Both sides change **the same code** (overlapping hunks).",
-    }[ov.kind]
-    out.append(verdict + "\n")
-    if ov.files:
-        rows = []
-        for f in ov.files:
-            rows.append(
-                [
-                    f"`{f.path}`",
-                    len(f.ours),
-                    len(f.theirs),
-                    ", ".join(f"`{s}`" for s in f.shared_symbols) or "-",
-                    len(f.pairs),
-                ]
-            )
-        out.append(
-            md_table(
-                [
-                    "file",
-                    "our hunks",
-                    "their hunks",
-                    "functions both change",
-                    "overlapping hunk pairs",
-                ],
-                rows,
-            )
-        )
-    if ov.pairs:
-        out.append("\nOverlapping hunks (base-file lines):\n")
-        out.append(
-            md_table(
-                ["file", "ours", "theirs", "relation", "functions"],
-                [
-                    [
-                        f"`{path}`",
-                        p.ours.describe(),
-                        p.theirs.describe(),
-                        p.relation,
-                        ", ".join(sorted(set(p.ours.symbols) | set(p.theirs.symbols))),
-                    ]
-                    for path, p in ov.pairs
-                ],
-            )
-        )
-    only = [("ours only", ov.ours_only), ("theirs only", ov.theirs_only)]
-    for label, paths in only:
-        if paths:
-            out.append(f"\n{label}: " + ", ".join(f"`{p}`" for p in paths) + "\n")
-    out.append("\n### Behaviour matrix\n")
-    out.append(
-        "Rows: each side's tests, classified SWE-bench style on base runtime vs "
-        "that side's runtime (UNCLASSIFIED: tests that only exist in some "
-        "columns). Columns: the runtime they run on; the tests always come from "
-        "the row's side.\n"
-    )
-    for rt in res.runtimes:
-        out.append(f"- **{rt.key}**: {rt.label} (tree: {rt.tree})")
-    out.append("")
-    out.append(
-        md_table(
-            ["tests", *[rt.key for rt in res.runtimes]],
-            [[r.label, *r.cells] for r in res.matrix.rows],
-        )
-    )
-    patterns = res.matrix.patterns()
-    if patterns:
-        out.append("\nOutcome patterns (all but PASS_TO_PASS; every test in JSON):\n")
-        rows_ = [
-            [
-                side,
-                cat,
-                len(tests),
-                *marks,
-                ", ".join(f"`{_short(t)}`" for t in tests[:2])
-                + (f" +{len(tests) - 2}" if len(tests) > 2 else ""),
-            ]
-            for side, cat, marks, tests in patterns[:MAX_DETAILS]
-        ]
-        out.append(
-            md_table(
-                ["side", "category", "tests", *[rt.key for rt in res.runtimes], "e.g."],
-                rows_,
-            )
-        )
-        if len(patterns) > MAX_DETAILS:
-            out.append(f"\n... and {len(patterns) - MAX_DETAILS} more pattern(s).\n")
-    out.append("")
-    for side in res.sides:
-        targets = ", ".join(f"`{t}`" for t in side.targets) or "none"
-        out.append(
-            f"- **{side.side}** tests ({side.label}), classified on "
-            f"{side.base_runtime} vs {side.own_runtime}: {targets}"
-        )
-        problems = side.classification.problems if side.classification else ()
-        out += [f"  - {p}" for p in problems]
-        if side.note:
-            out.append(f"  - {side.note}")
-    for c in res.cells.values():
-        if c.reused:
-            src_side, _, src_rt = c.reused.partition("@")
-            out.append(
-                f"- {c.side} tests on {c.runtime}: same tree as {src_side} tests on "
-                f"{src_rt}, not run again"
-            )
-            continue
-        kinds = failure_kinds(c)
-        said = [c.note] if c.note else []
-        if kinds:
-            top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:4])
-            said.insert(0, f"failures by kind: {top}")
-        if said:
-            out.append(f"- {c.side} tests on {c.runtime}: " + "; ".join(said))
-    conflicts: dict[tuple[str, ...], list[str]] = {}
-    for c in res.cells.values():
-        if c.conflict:
-            runtimes = conflicts.setdefault(c.conflict, [])
-            if c.runtime not in runtimes:
-                runtimes.append(c.runtime)
-    if conflicts:
-        out.append("\n### Conflicts\n")
-        for lines, runtimes in conflicts.items():
-            where = ", ".join(f"**{r}**" for r in runtimes)
-            out.append(f"- {where}: " + "; ".join(lines))
-        out.append("")
-    if res.notes:
-        out.append("\n### Notes\n")
-        out += [f"- {n}" for n in res.notes]
-        out.append("")
-    cmds = [c for c in res.cells.values() if c.command and not c.reused]
-    if cmds:
-        out.append("\n<details><summary>Commands</summary>\n")
-        for c in cmds:
-            out.append(
-                f"- {c.side} tests on {c.runtime} ({c.seconds:.0f}s): `{c.command}`"
-            )
-        out.append("\n</details>\n")
-    return "\n".join(out).rstrip() + "\n"
-
-
-def _diff_json(d: Diff) -> dict[str, Any]:
-    return {
-        "stats": d.stats(),
-        "files": [
-            {
-                "path": f.path,
-                "status": f.status,
-                "hunks": [{"header": h.header, "span": list(h.span)} for h in f.hunks],
-            }
-            for f in d.files
-        ],
-    }
-
-
-def to_json(res: ReconcileResult) -> dict[str, Any]:
-    """The machine-readable report."""
-    ov = res.overlap
-    return {
-        "title": res.title,
-        "competitor": {"ref": res.competitor, "kind": res.competitor_kind},
-        "base": res.base_label,
-        "ours": _diff_json(res.ours),
-        "theirs": _diff_json(res.theirs),
-        "overlap": {
-            "kind": ov.kind,
-            "files": [
-                {
-                    "path": f.path,
-                    "our_hunks": [h.describe() for h in f.ours],
-                    "their_hunks": [h.describe() for h in f.theirs],
-                    "shared_symbols": list(f.shared_symbols),
-                    "pairs": [
-                        {
-                            "ours": p.ours.describe(),
-                            "theirs": p.theirs.describe(),
-                            "distance": p.distance,
-                            "symbols": sorted(
-                                set(p.ours.symbols) | set(p.theirs.symbols)
-                            ),
-                        }
-                        for p in f.pairs
-                    ],
-                }
-                for f in ov.files
-            ],
-            "ours_only": list(ov.ours_only),
-            "theirs_only": list(ov.theirs_only),
-        },
-        "runtimes": [
-            {"key": r.key, "label": r.label, "tree": r.tree} for r in res.runtimes
-        ],
-        "sides": [
-            {
-                "side": s.side,
-                "label": s.label,
-                "targets": list(s.targets),
-                "classified_on": [s.base_runtime, s.own_runtime],
-                "classification": (
-                    s.classification.by_category if s.classification else None
-                ),
-                "problems": list(s.classification.problems) if s.classification else [],
-                "note": s.note,
-            }
-            for s in res.sides
-        ],
-        "matrix": [
-            {
-                "side": r.side,
-                "category": r.category,
-                "tests": list(r.tests),
-                "cells": dict(
-                    zip([rt.key for rt in res.runtimes], r.cells, strict=True)
-                ),
-            }
-            for r in res.matrix.rows
-        ],
-        "cells": [
-            {
-                "side": c.side,
-                "runtime": c.runtime,
-                "status": c.status,
-                "summary": c.report.summary() if c.report else None,
-                "outcomes": (
-                    {k: v.outcome for k, v in sorted(c.report.tests.items())}
-                    if c.report
-                    else {}
-                ),
-                "broken_modules": c.broken_modules,
-                "conflict": list(c.conflict),
-                "skipped_files": list(c.skipped_files),
-                "failure_kinds": failure_kinds(c),
-                "command": c.command,
-                "seconds": round(c.seconds, 1),
-                "note": c.note,
-                "reused": c.reused,
-                "cached": c.cached,
-            }
-            for c in res.cells.values()
-        ],
-        "notes": list(res.notes),
-    }
+    @property
+    def measurement(self) -> Measurement:
+        """Which cells of the matrix hold a measurement (the exit code)."""
+        return measure(self.sides, self.runtimes, self.cells)

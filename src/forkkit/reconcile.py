@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``forkkit reconcile --with REF``: weigh our fix against a competing change.
 
 REF is a patch/mbox file, a ref of the upstream git repository (a PR such as
@@ -5,26 +6,26 @@ REF is a patch/mbox file, a ref of the upstream git repository (a PR such as
 base over the files we touch). The competitor becomes a commit on our base;
 each side's tests then run on each side's runtime (and ours on top of theirs)
 and the result is a PR-ready Markdown + JSON report. Analysis is pure
-(:mod:`forkkit.diffs`); this module does the git, download and pytest work.
+(:mod:`forkkit.diffs`); this module does the download and pytest work, and
+its git work through :mod:`forkkit.vcs`. A run writes into a fresh run folder
+published as ``reports/reconcile/`` (or ``--out``), and exits 0 only when the
+behaviour matrix was measured whole (:class:`forkkit.diffs.Measurement`).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import re
-import shutil
-import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from forkkit.config import ForkConfig
 from forkkit.diffs import (
     Cell,
     Diff,
-    Overlap,
     ReconcileResult,
     Runtime,
     Side,
@@ -32,33 +33,31 @@ from forkkit.diffs import (
     build_matrix,
     changed_test_modules,
     classify_side,
-    collection_kind,
     compute_overlap,
     failure_kinds,
     in_folders,
-    junit_module,
     merge_targets,
     parse_diff,
-    render_markdown,
     target_file,
     target_folders,
-    to_json,
     touched_tests,
 )
 from forkkit.errors import ForkkitError
 from forkkit.forktree import ForkTree, materialize, tree_of_directory
-from forkkit.git import Git
-from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
-from forkkit.pytest_run import PytestRun, pytest_command, run_pytest
+from forkkit.reconcile_cells import Layer, Plan, RunCache, Workspace, run_cell
+from forkkit.reconcile_report import render_markdown, to_json
 from forkkit.report import write_reports
 from forkkit.series import hunk_at, parse_patch_text
-from forkkit.testenv import TestEnv, ensure_testenv
+from forkkit.testenv import ensure_testenv
 from forkkit.upstream import extract_sdist, fetch_sdist, resolve_sdist
-from forkkit.worktree import scratch_worktree
+from forkkit.vcs import RefUpdate, Repo, combine
+from forkkit.vcs.overlay import overlay_commit
+from forkkit.workdir import RunFolder, run_folder_at
 
 Kind = Literal["patch", "git", "release"]
 REF_PREFIX = "refs/forkkit-reconcile"
+STEM = "reconcile"  # reports/reconcile/reconcile.{md,json}
 THEIR_TESTS = {
     "files": "test modules their change adds/changes, whole (default)",
     "changed": "only the tests their change adds/changes",
@@ -96,25 +95,6 @@ def parse_competitor(ref: str, project: str) -> Competitor:
 
 
 @dataclass(frozen=True)
-class Layer:
-    """A diff applied on top of a tree (one side's runtime or tests part).
-
-    A runtime layer applies whole or not at all; a test layer applies file by
-    file, so one conflicting test file does not hide the others.
-    """
-
-    name: str
-    side: Side
-    parts: tuple[tuple[str, str], ...]  # (path, its diff), in path order
-    diff: Diff | None
-    per_file: bool = False
-
-    @property
-    def text(self) -> str:
-        return "".join(t for _, t in self.parts)
-
-
-@dataclass(frozen=True)
 class Column:
     """A runtime column: a root commit plus runtime layers, and the test
     layers each side adds there (none where the root already has them)."""
@@ -130,99 +110,30 @@ class Column:
 # --------------------------------------------------------------------------
 
 
-def _commit_dir(git: Git, src: Path, message: str) -> str:
+def _commit_dir(repo: Repo, src: Path, message: str) -> str:
     """Commit the files of ``src`` (an extracted sdist) as one commit."""
-    return git.out("commit-tree", tree_of_directory(git, src), "-m", message)
+    return repo.commit_tree(tree=tree_of_directory(repo, src), message=message + "\n")
 
 
-def _graft(git: Git, base: str, donor: str, paths: list[str], message: str) -> str:
-    """A commit on ``base`` whose ``paths`` are as in ``donor`` (absent: removed)."""
-    index = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-graft.idx"
-    index.unlink(missing_ok=True)
-    env = {"GIT_INDEX_FILE": str(index)}
-    git.run("read-tree", base, extra_env=env)
-    for path in paths:
-        entry = git.out("ls-tree", donor, "--", path)
-        if entry:
-            mode, _, rest = entry.partition(" ")
-            sha = rest.split()[1]
-            git.run(
-                "update-index",
-                "--add",
-                "--cacheinfo",
-                f"{mode},{sha},{path}",
-                extra_env=env,
-            )
-        else:
-            git.run("update-index", "--force-remove", "--", path, extra_env=env)
-    tree = git.run("write-tree", extra_env=env).stdout.strip()
-    index.unlink(missing_ok=True)
-    return git.out("commit-tree", tree, "-p", base, "-m", message)
-
-
-def _diff_text(git: Git, a: str, b: str, paths: list[str] | tuple[str, ...]) -> str:
-    if not paths:
-        return ""
-    return git.run("diff", "--full-index", "--binary", a, b, "--", *paths).stdout
+def _diff_text(repo: Repo, a: str, b: str, *, paths: Sequence[str]) -> str:
+    return repo.diff(a=a, b=b, paths=paths) if paths else ""
 
 
 def _layer(
-    git: Git,
-    a: str,
-    b: str,
+    repo: Repo,
+    change: tuple[str, str],
+    *,
     paths: tuple[str, ...],
     name: str,
     side: Side,
     per_file: bool = False,
 ) -> Layer:
-    parts = tuple((p, _diff_text(git, a, b, [p])) for p in paths)
+    """The diff of ``change`` (base, head) over ``paths``, file by file."""
+    a, b = change
+    parts = tuple((p, _diff_text(repo, a, b, paths=[p])) for p in paths)
     text = "".join(t for _, t in parts)
     diff = parse_diff(text, name) if text.strip() else None
     return Layer(name, side, parts, diff, per_file)
-
-
-def _show(git: Git, rev: str, path: str) -> str | None:
-    proc = git.run("show", f"{rev}:{path}", check=False)
-    return proc.stdout if proc.returncode == 0 else None
-
-
-class Workspace:
-    """A scratch worktree of the reconcile repo where cells are assembled."""
-
-    def __init__(self, git: Git) -> None:
-        self.git = git
-        self.path = git.cwd
-
-    def reset(self, commit: str) -> None:
-        self.git.run("reset", "-q", "--hard")
-        self.git.run("checkout", "-q", "-f", "--detach", commit)
-        self.git.run("clean", "-q", "-fdx")
-
-    def apply(self, text: str, patch_file: Path) -> tuple[int, str]:
-        """``git apply --3way`` a diff; (returncode, stderr)."""
-        patch_file.parent.mkdir(parents=True, exist_ok=True)
-        patch_file.write_text(text)
-        proc = self.git.run(
-            "apply", "--3way", "--whitespace=nowarn", str(patch_file), check=False
-        )
-        return proc.returncode, proc.stderr + proc.stdout
-
-    def restore(self, root: str, path: str) -> None:
-        """Put ``path`` back as it is in ``root`` (absent if it is not there)."""
-        if self.git.ok("cat-file", "-e", f"{root}:{path}"):
-            self.git.run("checkout", "-q", "-f", root, "--", path)
-        else:
-            self.git.run("rm", "-q", "-f", "--cached", "--ignore-unmatch", "--", path)
-            (self.path / path).unlink(missing_ok=True)
-
-    def tree_id(self) -> str:
-        """The git tree of the worktree as it is now (staged for the purpose)."""
-        self.git.run("add", "-A", ".")
-        return self.git.out("write-tree")
-
-    def unmerged(self) -> list[str]:
-        out = self.git.out("diff", "--name-only", "--diff-filter=U")
-        return sorted(set(out.splitlines()))
 
 
 # --------------------------------------------------------------------------
@@ -234,16 +145,14 @@ def _is_mbox(text: str) -> bool:
     return text.startswith("From ") and "\nSubject:" in text
 
 
-def _apply_failure(
-    ws: Workspace, patch: Path, text: str, base_label: str
-) -> ForkkitError:
-    proc = ws.git.run("apply", "--check", "--verbose", str(patch), check=False)
-    out = proc.stderr + proc.stdout
-    m = re.search(r"error: patch failed: (.+):(\d+)", out)
-    if m:
-        where = f"{m.group(1)} line {m.group(2)}"
+def _apply_failure(ws: Workspace, patch: Path, *, base_label: str) -> ForkkitError:
+    """One line naming the hunk of ``patch`` that does not apply."""
+    result = ws.repo.check_patch(patch)
+    if result.kind == "hunk":
+        where = f"{result.path} line {result.line}"
         try:
-            hunk = hunk_at(parse_patch_text(text, patch), m.group(1), int(m.group(2)))
+            text = patch.read_text(errors="replace")
+            hunk = hunk_at(parse_patch_text(text, patch), result.path, result.line)
             where = hunk.describe() if hunk else where
         except ForkkitError:
             pass
@@ -251,76 +160,68 @@ def _apply_failure(
             f"{patch.name}: {where} does not apply to {base_label}; the competitor "
             "targets another upstream: rebase it or compare with a release instead"
         )
-    last = out.strip().splitlines()[-1] if out.strip() else "git apply failed"
-    return ForkkitError(f"{patch.name}: does not apply to {base_label} ({last})")
+    why = result.message or "git apply failed"
+    return ForkkitError(f"{patch.name}: does not apply to {base_label} ({why})")
 
 
 def _apply_competitor(
-    ws: Workspace, base: str, patch: Path, base_label: str, message: str
+    ws: Workspace, patch: Path, *, base: str, base_label: str, message: str
 ) -> str:
     """Commit the patch file ``patch`` on ``base``; one-line error if it fails."""
-    text = patch.read_text(errors="replace")
     ws.reset(base)
-    if _is_mbox(text):
-        proc = ws.git.run("am", "-q", "--3way", "--keep-cr", str(patch), check=False)
-        if proc.returncode != 0:
-            ws.git.run("am", "--abort", check=False)
-            ws.reset(base)
-            raise _apply_failure(ws, patch, text, base_label)
-        return ws.git.out("rev-parse", "HEAD")
-    proc = ws.git.run("apply", "--3way", "--index", str(patch), check=False)
-    if proc.returncode != 0:
-        ws.reset(base)
-        raise _apply_failure(ws, patch, text, base_label)
-    ws.git.run("commit", "-q", "--allow-empty", "-m", message)
-    return ws.git.out("rev-parse", "HEAD")
+    if _is_mbox(patch.read_text(errors="replace")):
+        if combine.am_3way(ws.repo, patch).ok:
+            head = ws.repo.rev("HEAD")
+            assert head is not None
+            return head
+    elif combine.apply_3way(ws.repo, patch).ok:
+        return combine.commit_index(ws.repo, message)
+    ws.reset(base)
+    raise _apply_failure(ws, patch, base_label=base_label)
 
 
-def _fetch(git: Git, url: str, ref: str, dest: str) -> str:
-    proc = git.run("fetch", "-q", "--no-tags", url, f"+{ref}:{dest}", check=False)
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        why = lines[-1].removeprefix("fatal: ") if lines else f"exit {proc.returncode}"
+def _fetch(repo: Repo, url: str, *, ref: str, dest: str) -> str:
+    try:
+        return combine.fetch_ref(repo, url=url, ref=ref, dest=dest)
+    except combine.FetchError as exc:
         raise ForkkitError(
-            f"{url}: cannot fetch {ref!r} ({why}); offline or wrong ref? pass the "
-            "change as a patch file instead: --with PATH.patch"
-        )
-    sha = git.rev(dest)
-    assert sha
-    return sha
+            f"{url}: cannot fetch {ref!r} ({exc.reason}); offline or wrong ref? pass "
+            "the change as a patch file instead: --with PATH.patch"
+        ) from None
 
 
 def _theirs_from_git(
-    git: Git, ws: Workspace, cfg: ForkConfig, comp: Competitor, base: str, label: str
+    cfg: ForkConfig, comp: Competitor, *, fork: ForkTree, ws: Workspace
 ) -> str:
     """Fetch a PR/branch and commit its own changes (vs its merge base) on base."""
-    url = cfg.upstream.git_url
+    url, rev, repo = cfg.upstream.git_url, cfg.upstream.git_rev, fork.repo
     if not url:
         raise ForkkitError(
             f"{cfg.path.name} [upstream]: git_url is empty; set it or pass --git-url"
         )
-    if not cfg.upstream.git_rev:
+    if not rev:
         raise ForkkitError(
             f"{cfg.path.name} [upstream]: git_rev is empty; set the upstream commit "
             "our base corresponds to"
         )
-    with step(f"fetching {comp.ref} and {cfg.upstream.git_rev} from {url}"):
-        theirs = _fetch(git, url, comp.ref, f"{REF_PREFIX}/competitor")
-        upstream = _fetch(git, url, cfg.upstream.git_rev, f"{REF_PREFIX}/upstream")
-    proc = git.run("merge-base", theirs, upstream, check=False)
-    if proc.returncode != 0:
+    with step(f"fetching {comp.ref} and {rev} from {url}"):
+        theirs = _fetch(repo, url, ref=comp.ref, dest=f"{REF_PREFIX}/competitor")
+        upstream = _fetch(repo, url, ref=rev, dest=f"{REF_PREFIX}/upstream")
+    merge_base = combine.merge_base(repo, theirs, upstream)
+    if merge_base is None:
         raise ForkkitError(
-            f"{comp.ref}: no common history with {cfg.upstream.git_rev}; pass the "
+            f"{comp.ref}: no common history with {rev}; pass the "
             "change as a patch file instead"
         )
-    merge_base = proc.stdout.strip()
-    text = git.run("diff", "--full-index", "--binary", merge_base, theirs).stdout
+    text = repo.diff(a=merge_base, b=theirs)
     if not text.strip():
         raise ForkkitError(f"{comp.ref}: no changes relative to its merge base")
-    patch = Path(git.out("rev-parse", "--absolute-git-dir")) / "forkkit-competitor.diff"
+    patch = repo.git_dir() / "forkkit-competitor.diff"
     patch.write_text(text)
     msg = f"Competitor {comp.ref} ({theirs[:12]})"
-    return _apply_competitor(ws, base, patch, label, msg)
+    return _apply_competitor(
+        ws, patch, base=fork.base, base_label=fork.upstream_label, message=msg
+    )
 
 
 @dataclass(frozen=True)
@@ -337,322 +238,71 @@ class Release:
 
 
 def _fetch_release(
-    git: Git, cfg: ForkConfig, comp: Competitor, sha256: str, sdist_url: str
+    repo: Repo, cfg: ForkConfig, *, comp: Competitor, opts: Options
 ) -> Release:
     """Download (sha256-verified), extract and commit the release's full tree."""
+    sha256 = opts.sha256
     if not sha256:
         ref = resolve_sdist(cfg.upstream.name, comp.version, cfg.upstream.index_url)
         sha256 = ref.sha256
         say(f"{ref.filename}: index sha256 {sha256} (pin it with --sha256)")
     spec = cfg.with_upstream(
-        version=comp.version, sha256=sha256, sdist_url=sdist_url, source="sdist"
+        version=comp.version, sha256=sha256, sdist_url=opts.sdist_url, source="sdist"
     ).upstream
-    archive = fetch_sdist(spec, cfg.workdir / "cache" / "sdist")
-    src = extract_sdist(
-        archive, cfg.workdir / "upstream" / f"{spec.name}-{spec.version}", sha256
-    )
+    archive = fetch_sdist(spec, cfg.work.sdist_cache)
+    src = extract_sdist(archive, cfg.work.upstream(spec.name, spec.version), sha256)
     key = f"{REF_PREFIX}/release-{spec.version}"
-    commit = git.rev(key)
+    commit = repo.rev(key)
     marker = f"sha256 {sha256}"
-    if not commit or marker not in git.out("log", "-1", "--format=%B", commit):
+    if not commit or marker not in repo.message(commit):
         with step(f"committing {spec.label} ({archive.name})"):
-            commit = _commit_dir(git, src, f"{spec.label} ({marker})")
-        git.run("update-ref", key, commit)
+            commit = _commit_dir(repo, src, f"{spec.label} ({marker})")
+        repo.update_refs([RefUpdate(key, commit)])
     return Release(commit, spec.label)
 
 
-# --------------------------------------------------------------------------
-# Cells
-# --------------------------------------------------------------------------
+def _theirs_from_release(
+    cfg: ForkConfig, release: Release, *, fork: ForkTree, ours: Diff
+) -> tuple[str, str]:
+    """Their change: the release over our files and changed files in our test
+    folders, as a commit on our base; (commit, a note saying so)."""
+    # our targets: focused tests + tests in the files our patches touch
+    repo, focused = fork.repo, cfg.fix.focused_tests
+    folders = target_folders([*focused, *ours.test_paths])
+    changed = repo.changed_paths(fork.base, release.commit)
+    scope = sorted(
+        set(ours.paths) | set(cfg.fix.runtime_files) | set(in_folders(changed, folders))
+    )
+    theirs_head = overlay_commit(
+        repo,
+        onto=fork.base,
+        source=release.commit,
+        paths=scope,
+        message=f"{release.label} over our files\n",
+    ).commit
+    note = (
+        f"Their change = {release.label} minus {fork.upstream_label} over "
+        f"{len(scope)} file(s): the files our patches and fork.toml touch plus the "
+        f"files changed in our test folders ({', '.join(folders)}); computed at run "
+        "time from the two sdists."
+    )
+    return theirs_head, note
 
 
-_IMPORT_REASON = re.compile(
-    r"^((?:ImportError|ModuleNotFoundError): (?:cannot import name '[\w.]+' "
-    r"from '[\w.]+'|No module named '[\w.]+'))"
-)
-
-
-def _reason(line: str) -> str:
-    """A collection error, reduced to names: the import that failed, or just
-    the exception type (never code, which may be the competitor's)."""
-    m = _IMPORT_REASON.match(line)
-    return m.group(1) if m else line.split(":", 1)[0].strip()
-
-
-def broken_modules(junit: Path) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Modules pytest could not collect (-> ``import``/``collection``), and the
-    distinct one-line reasons (the ``E ...`` line of each traceback)."""
-    try:
-        root = ET.parse(junit).getroot()
-    except (OSError, ET.ParseError):
-        return {}, ()
-    kinds: dict[str, str] = {}
-    reasons: list[str] = []
-    for case in root.iter("testcase"):
-        if case.get("classname"):
-            continue
-        for child in case:
-            if child.tag == "error":
-                text = (child.get("message") or "") + "\n" + (child.text or "")
-                kinds[case.get("name", "")] = collection_kind(text)
-                last = [ln for ln in text.splitlines() if ln.startswith("E ")]
-                if last:
-                    reasons.append(_reason(last[-1][1:].strip()))
-    return kinds, tuple(dict.fromkeys(reasons))
-
-
-def _conflict_lines(
-    layer: Layer, files: list[str], stderr: str, overlap: Overlap
+def _their_targets(
+    repo: Repo, change: tuple[str, str], theirs: Diff, *, ours: Diff, which: str
 ) -> tuple[str, ...]:
-    """Name the files and hunks of a layer that did not apply."""
-    lines: list[str] = []
-    pairs = overlap.pairs
-    for f in files:
-        other = "their" if layer.side == "ours" else "our"
-        mine = [
-            f"{layer.name} {a.describe()} vs {other} {b.describe()}"
-            for path, p in pairs
-            if path == f
-            for a, b in [
-                (p.ours, p.theirs) if layer.side == "ours" else (p.theirs, p.ours)
-            ]
-        ]
-        if mine:
-            lines.append(f"{f}: " + "; ".join(mine))
-        else:
-            hunks = layer.diff.hunks(f) if layer.diff else ()
-            ids = ", ".join(f"{h.index}/{h.count}" for h in hunks) or "?"
-            lines.append(f"{f}: {layer.name} hunk(s) {ids} (3-way merge conflict)")
-    if not lines:
-        errs = [
-            ln.removeprefix("error: ")
-            for ln in stderr.splitlines()
-            if ln.startswith("error:")
-        ]
-        lines = [f"{layer.name}: {e}" for e in errs[:5]] or [
-            f"{layer.name}: git apply failed"
-        ]
-    return tuple(lines)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything needed to run one cell."""
-
-    side: Side
-    runtime: Runtime
-    root: str
-    layers: tuple[Layer, ...]
-    targets: tuple[str, ...]
-
-
-class RunCache:
-    """Finished pytest runs by content: tree, targets, pytest args, interpreter.
-
-    Trees are content-addressed, so an identical tree (a side with no runtime
-    change, or a rerun of reconcile) is not run twice. ``root`` None: this
-    run only.
-    """
-
-    def __init__(self, root: Path | None, env: TestEnv, extra: list[str]) -> None:
-        self.root = root
-        self.env = env
-        # one module that cannot import must not stop the others
-        self.extra = ["--continue-on-collection-errors", *extra]
-        self.session: dict[str, Cell] = {}
-
-    def key(self, tree: str, targets: tuple[str, ...]) -> str:
-        """Digest of the tree, the exact pytest command and its environment."""
-        cmd = pytest_command(self.env, list(targets), Path("junit.xml"), self.extra)
-        data = json.dumps([tree, cmd, self.env.key, sorted(self.env.env.items())])
-        return hashlib.sha256(data.encode()).hexdigest()[:24]
-
-    def stored(self, key: str) -> tuple[Path, dict[str, Any]] | None:
-        """A run of an earlier reconcile: its JUnit file and metadata."""
-        if self.root is None:
-            return None
-        xml, meta = self.root / f"{key}.xml", self.root / f"{key}.json"
-        if not (xml.is_file() and meta.is_file()):
-            return None
-        return xml, json.loads(meta.read_text())
-
-    def store(self, key: str, run: PytestRun, extra: dict[str, Any]) -> None:
-        """Keep a finished run (not one that timed out or wrote no JUnit)."""
-        if self.root is None or run.timed_out or not run.junit.is_file():
-            return
-        self.root.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run.junit, self.root / f"{key}.xml")
-        meta = {"command": run.command, "seconds": run.seconds, **extra}
-        (self.root / f"{key}.json").write_text(json.dumps(meta))
-
-
-def _assemble(
-    ws: Workspace, plan: Plan, out: Path, overlap: Overlap
-) -> tuple[tuple[str, ...], tuple[str, ...]] | Cell:
-    """Apply a plan's layers; (conflict lines, skipped test files) or a
-    conflict cell when a runtime layer does not apply."""
-    name = f"{plan.side}-on-{plan.runtime.key}"
-    ws.reset(plan.root)
-    conflicts: list[str] = []
-    skipped: list[str] = []
-    for i, layer in enumerate(plan.layers):
-        chunks = list(layer.parts) if layer.per_file else [("", layer.text)]
-        for j, (path, text) in enumerate(chunks):
-            if not text.strip():
-                continue
-            rc, err = ws.apply(text, out / "layers" / f"{name}-{i}-{j}.diff")
-            if rc == 0:
-                continue
-            files = ws.unmerged()
-            say(f"{name}: {layer.name}: {', '.join(files) or path or '?'} conflict(s)")
-            lines = _conflict_lines(layer, files or [path], err, overlap)
-            if not layer.per_file:
-                return Cell(plan.side, plan.runtime.key, "conflict", conflict=lines)
-            ws.restore(plan.root, path)
-            conflicts += lines
-            skipped.append(path)
-    return tuple(conflicts), tuple(skipped)
-
-
-def run_cell(
-    ws: Workspace,
-    plan: Plan,
-    env: TestEnv,
-    out: Path,
-    overlap: Overlap,
-    cache: RunCache,
-    timeout: float | None = None,
-) -> Cell:
-    """Assemble a cell's tree and run its tests (or reuse an identical run).
-
-    A runtime layer that does not apply makes the cell a conflict; a test file
-    that does not apply is skipped and its tests count as conflicts.
-    """
-    assembled = _assemble(ws, plan, out, overlap)
-    if isinstance(assembled, Cell):
-        return assembled
-    conflicts, skipped = assembled
-    runnable = [t for t in plan.targets if target_file(t) not in skipped]
-    present = tuple(t for t in runnable if (ws.path / target_file(t)).is_file())
-    absent = [t for t in runnable if t not in present]
-    notes = [f"not in this tree: {', '.join(absent)}"] if absent else []
-    base = Cell(
-        plan.side,
-        plan.runtime.key,
-        "ran",
-        conflict=conflicts,
-        skipped_files=skipped,
-        note="; ".join(notes),
-    )
-    if not present:
-        return replace(base, status="conflict" if skipped else "not-applicable")
-    key = cache.key(ws.tree_id(), present)
-    origin = f"{plan.side}@{plan.runtime.key}"
-    if key in cache.session:
-        prev = cache.session[key]
-        say(f"{origin}: same tree as {prev.side}@{prev.runtime}, not run again")
-        return replace(
-            prev,
-            side=plan.side,
-            runtime=plan.runtime.key,
-            conflict=conflicts,
-            skipped_files=skipped,
-            reused=f"{prev.side}@{prev.runtime}",
-        )
-    stored = cache.stored(key)
-    if stored is not None:
-        say(f"{origin}: this exact tree ran in an earlier reconcile; reusing it")
-        junit, meta = stored
-        notes += meta.get("notes", [])
-        broken, reasons = broken_modules(junit)
-        broken.update(meta.get("broken", {}))
-        reasons = tuple(dict.fromkeys([*meta.get("reasons", []), *reasons]))
-        command, seconds = meta["command"], meta["seconds"]
-    else:
-        run, broken, reasons, more = _run_targets(
-            env, ws.path, present, out / "junit", origin, cache, timeout
-        )
-        notes += more
-        junit, command, seconds = run.junit, run.command, run.seconds
-        cache.store(key, run, {"broken": broken, "reasons": reasons, "notes": more})
-    cell = _cell_from(base, junit, command, seconds, notes, broken, reasons)
-    cell = replace(cell, cached=stored is not None)
-    cache.session[key] = cell
-    return cell
-
-
-def _run_targets(
-    env: TestEnv,
-    tree: Path,
-    targets: tuple[str, ...],
-    out: Path,
-    origin: str,
-    cache: RunCache,
-    timeout: float | None,
-) -> tuple[PytestRun, dict[str, str], tuple[str, ...], list[str]]:
-    """Run pytest; (run, broken modules, reasons, notes).
-
-    pytest aborts the whole session when a node id names a test in a module
-    that does not import (even with --continue-on-collection-errors): those
-    node ids are dropped and the rest runs again, so one broken module never
-    hides the others.
-    """
-    name = origin.replace("@", "-on-")
-    with step(f"{origin}: {len(targets)} target(s)"):
-        run = run_pytest(
-            env, tree, list(targets), out, name, cache.extra, False, timeout
-        )
-    broken, reasons = broken_modules(run.junit)
-    notes: list[str] = []
-    dropped = [
-        t for t in targets if "::" in t and junit_module(target_file(t)) in broken
-    ]
-    rest = tuple(t for t in targets if t not in dropped)
-    if dropped and rest and not run.timed_out:
-        notes.append(f"reran without {len(dropped)} node id(s) of unimportable modules")
-        with step(f"{origin}: {len(rest)} target(s), again"):
-            run = run_pytest(
-                env, tree, list(rest), out, name, cache.extra, False, timeout
-            )
-        more, why = broken_modules(run.junit)
-        broken.update(more)
-        reasons = tuple(dict.fromkeys([*reasons, *why]))
-    if run.timed_out:
-        notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
-    if not run.junit.is_file():
-        notes.append(
-            f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
-        )
-    return run, broken, reasons, notes
-
-
-def _cell_from(
-    base: Cell,
-    junit: Path,
-    command: str,
-    seconds: float,
-    notes: list[str],
-    broken: dict[str, str],
-    reasons: tuple[str, ...],
-) -> Cell:
-    """A ran cell from a JUnit file (missing: an empty report)."""
-    try:
-        report = parse_junit(junit) if junit.is_file() else JunitReport()
-    except ForkkitError:
-        report = JunitReport()
-    if reasons:
-        notes = [
-            *notes,
-            f"{len(broken)} module(s) not collected: " + "; ".join(reasons),
-        ]
-    return replace(
-        base,
-        report=report,
-        broken_modules=broken,
-        command=command,
-        seconds=seconds,
-        note="; ".join(notes),
-    )
+    """Their tests as pytest targets, as ``--their-tests`` asks (THEIR_TESTS)."""
+    if which == "files":
+        return changed_test_modules(theirs)
+    base, head = change
+    tsrc = {p: combine.show_text(repo, base, p) for p in theirs.test_paths}
+    nsrc = {p: combine.show_text(repo, head, p) for p in theirs.test_paths}
+    targets = touched_tests(theirs, tsrc, nsrc)
+    if which == "shared":
+        mine = set(ours.test_paths)
+        targets = tuple(t for t in targets if target_file(t) in mine)
+    return targets
 
 
 # --------------------------------------------------------------------------
@@ -670,7 +320,7 @@ class Options:
     their_tree: bool = True  # release: also run in the release's full tree
     pytest_args: tuple[str, ...] = ()
     timeout: float | None = None
-    out_dir: Path | None = None  # reports (default: <workdir>/reports)
+    out_dir: Path | None = None  # the report folder (default: reports/reconcile)
     fresh: bool = False  # ignore pytest runs cached by earlier reconciles
 
 
@@ -690,57 +340,45 @@ class Sides:
 
 
 def _sides(
-    cfg: ForkConfig, comp: Competitor, opts: Options, fork: ForkTree, ws: Workspace
+    cfg: ForkConfig,
+    comp: Competitor,
+    *,
+    opts: Options,
+    fork: ForkTree,
+    ws: Workspace,
 ) -> Sides:
     """Build the competitor's commit on our base; parse both diffs."""
-    git, base, ours_head, label = fork.git, fork.base, fork.head, fork.upstream_label
+    repo, base, ours_head = fork.repo, fork.base, fork.head
     ours = (
-        parse_diff(_diff_text(git, base, ours_head, ["."]), "our series")
+        parse_diff(_diff_text(repo, base, ours_head, paths=["."]), "our series")
         if ours_head != base
         else Diff(files=())
     )
-    base_src = {p: _show(git, base, p) for p in ours.paths}
-    new_src = {p: _show(git, ours_head, p) for p in ours.test_paths}
+    base_src = {p: combine.show_text(repo, base, p) for p in ours.paths}
+    new_src = {p: combine.show_text(repo, ours_head, p) for p in ours.test_paths}
     our_targets = merge_targets(
         cfg.fix.focused_tests, touched_tests(ours, base_src, new_src)
     )
     release: Release | None = None
     notes: list[str] = []
     if comp.kind == "patch":
+        patch = Path(comp.ref)
+        msg = f"Competitor {patch.name}"
+        label = fork.upstream_label
         theirs_head = _apply_competitor(
-            ws, base, Path(comp.ref), label, f"Competitor {Path(comp.ref).name}"
+            ws, patch, base=base, base_label=label, message=msg
         )
     elif comp.kind == "git":
-        theirs_head = _theirs_from_git(git, ws, cfg, comp, base, label)
+        theirs_head = _theirs_from_git(cfg, comp, fork=fork, ws=ws)
     else:
-        release = _fetch_release(git, cfg, comp, opts.sha256, opts.sdist_url)
-        folders = target_folders([*our_targets, *ours.test_paths])
-        changed = git.out("diff", "--name-only", base, release.commit).splitlines()
-        scope = sorted(
-            set(ours.paths)
-            | set(cfg.fix.runtime_files)
-            | set(in_folders(changed, folders))
-        )
-        theirs_head = _graft(
-            git, base, release.commit, scope, f"{release.label} over our files"
-        )
-        notes.append(
-            f"Their change = {release.label} minus {label} over {len(scope)} "
-            "file(s): the files our patches and fork.toml touch plus the files "
-            f"changed in our test folders ({', '.join(folders)}); computed at run "
-            "time from the two sdists."
-        )
-    git.run("update-ref", f"{REF_PREFIX}/theirs", theirs_head)
-    theirs = parse_diff(_diff_text(git, base, theirs_head, ["."]), comp.ref)
-    if opts.their_tests == "files":
-        their_targets = changed_test_modules(theirs)
-    else:
-        tsrc = {p: _show(git, base, p) for p in theirs.test_paths}
-        nsrc = {p: _show(git, theirs_head, p) for p in theirs.test_paths}
-        their_targets = touched_tests(theirs, tsrc, nsrc)
-        if opts.their_tests == "shared":
-            mine = set(ours.test_paths)
-            their_targets = tuple(t for t in their_targets if target_file(t) in mine)
+        release = _fetch_release(repo, cfg, comp=comp, opts=opts)
+        theirs_head, note = _theirs_from_release(cfg, release, fork=fork, ours=ours)
+        notes.append(note)
+    repo.update_refs([RefUpdate(f"{REF_PREFIX}/theirs", theirs_head)])
+    theirs = parse_diff(_diff_text(repo, base, theirs_head, paths=["."]), comp.ref)
+    their_targets = _their_targets(
+        repo, (base, theirs_head), theirs, ours=ours, which=opts.their_tests
+    )
     return Sides(
         base,
         ours_head,
@@ -755,16 +393,31 @@ def _sides(
 
 
 def _columns(
-    git: Git, s: Sides, base_label: str, their_tree: bool
+    repo: Repo, s: Sides, *, base_label: str, their_tree: bool
 ) -> tuple[list[Column], list[str]]:
     """Every runtime column, and notes on how they are built."""
-    o_rt = _layer(git, s.base, s.ours_head, s.ours.runtime_paths, "our runtime", "ours")
-    o_t = _layer(git, s.base, s.ours_head, s.ours.test_paths, "our tests", "ours", True)
+    ours, theirs = (s.base, s.ours_head), (s.base, s.theirs_head)
+    o_rt = _layer(
+        repo, ours, paths=s.ours.runtime_paths, name="our runtime", side="ours"
+    )
+    o_t = _layer(
+        repo,
+        ours,
+        paths=s.ours.test_paths,
+        name="our tests",
+        side="ours",
+        per_file=True,
+    )
     t_rt = _layer(
-        git, s.base, s.theirs_head, s.theirs.runtime_paths, "their runtime", "theirs"
+        repo, theirs, paths=s.theirs.runtime_paths, name="their runtime", side="theirs"
     )
     t_t = _layer(
-        git, s.base, s.theirs_head, s.theirs.test_paths, "their tests", "theirs", True
+        repo,
+        theirs,
+        paths=s.theirs.test_paths,
+        name="their tests",
+        side="theirs",
+        per_file=True,
     )
     tree = f"{base_label} (our base)"
     on_base: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": (t_t,)}
@@ -786,75 +439,89 @@ def _columns(
             on_base,
         ),
     ]
-    notes: list[str] = []
-    if s.release is not None and their_tree:
-        rel = s.release
-        ver = rel.key
-        tree_b = f"{rel.label} (their full tree)"
-        # the release already holds their tests; ours are merged in
-        in_release: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": ()}
-        cols += [
-            Column(
-                Runtime(ver, f"pristine {rel.label}", tree_b),
-                rel.commit,
-                (),
-                in_release,
-            ),
-            Column(
-                Runtime(f"{ver}+ours", f"{rel.label} + our runtime change", tree_b),
-                rel.commit,
-                (o_rt,),
-                in_release,
-            ),
-        ]
-        notes.append(
-            f"Columns {ver} and {ver}+ours run in the whole {rel.label} tree: "
-            "their tests as shipped (with their own helpers), our tests and our "
-            "runtime change applied by 3-way merge. All columns use the test "
-            f"venv of {base_label}."
-        )
-    return cols, notes
+    if s.release is None or not their_tree:
+        return cols, []
+    return [*cols, *_release_columns(s.release, o_rt, o_t)], [
+        f"Columns {s.release.key} and {s.release.key}+ours run in the whole "
+        f"{s.release.label} tree: their tests as shipped (with their own helpers), "
+        "our tests and our runtime change applied by 3-way merge. All columns use "
+        f"the test venv of {base_label}."
+    ]
+
+
+def _release_columns(rel: Release, o_rt: Layer, o_t: Layer) -> list[Column]:
+    """The release's pristine tree, and it with our runtime change."""
+    ver, tree_b = rel.key, f"{rel.label} (their full tree)"
+    # the release already holds their tests; ours are merged in
+    in_release: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": ()}
+    return [
+        Column(
+            Runtime(ver, f"pristine {rel.label}", tree_b), rel.commit, (), in_release
+        ),
+        Column(
+            Runtime(f"{ver}+ours", f"{rel.label} + our runtime change", tree_b),
+            rel.commit,
+            (o_rt,),
+            in_release,
+        ),
+    ]
 
 
 def reconcile(
     cfg: ForkConfig, ref: str, opts: Options | None = None
 ) -> tuple[ReconcileResult, Path, Path]:
-    """Run the whole comparison; return the result and the report paths."""
+    """Run the whole comparison; return the result and the published reports.
+
+    Everything the run writes (reports, the layers it applied, JUnit files and
+    logs) goes into a fresh run folder, published whole as
+    ``reports/reconcile/`` (or as ``--out``) however the run ends.
+    """
     opts = opts or Options()
     comp = parse_competitor(ref, cfg.upstream.name)
-    fork = materialize(cfg, dest=cfg.workdir / "reconcile" / "repo")
-    git = fork.git
-    reports = opts.out_dir or cfg.workdir / "reports"
-    out = reports / "reconcile"
-    with scratch_worktree(git, fork.base, "reconcile") as wt:
+    with _report_folder(cfg, opts.out_dir) as run:
+        result = _published(_compare(cfg, comp, opts=opts, out=run.path), run)
+        write_reports(run.path, STEM, render_markdown(result), to_json(result))
+    return result, run.dest / f"{STEM}.md", run.dest / f"{STEM}.json"
+
+
+def _report_folder(
+    cfg: ForkConfig, out: Path | None
+) -> AbstractContextManager[RunFolder]:
+    return cfg.work.run_folder(STEM) if out is None else run_folder_at(out, STEM)
+
+
+def _published(result: ReconcileResult, run: RunFolder) -> ReconcileResult:
+    """Paths into the run folder (commands, logs) as they read once published."""
+
+    def moved(text: str) -> str:
+        return text.replace(str(run.path), str(run.dest))
+
+    cells = {
+        k: replace(c, command=moved(c.command), note=moved(c.note))
+        for k, c in result.cells.items()
+    }
+    return replace(result, cells=cells)
+
+
+def _compare(
+    cfg: ForkConfig, comp: Competitor, *, opts: Options, out: Path
+) -> ReconcileResult:
+    """Build both sides and every column, run every cell; the result."""
+    fork = materialize(cfg, dest=cfg.work.reconcile_repo)
+    repo = fork.repo
+    with repo.worktree(fork.base, "reconcile") as wt:
         ws = Workspace(wt)
-        sides = _sides(cfg, comp, opts, fork, ws)
+        sides = _sides(cfg, comp, opts=opts, fork=fork, ws=ws)
         shared = set(sides.ours.paths) | set(sides.theirs.paths)
-        overlap = compute_overlap(
-            sides.ours, sides.theirs, {p: _show(git, sides.base, p) for p in shared}
+        base_src = {p: combine.show_text(repo, sides.base, p) for p in shared}
+        overlap = compute_overlap(sides.ours, sides.theirs, base_src)
+        columns, notes = _columns(
+            repo, sides, base_label=fork.upstream_label, their_tree=opts.their_tree
         )
-        columns, notes = _columns(git, sides, fork.upstream_label, opts.their_tree)
-        tests = [
-            SideTests(
-                "ours",
-                "focused tests + tests our patches add/change",
-                sides.our_targets,
-                "base",
-                "ours",
-            ),
-            SideTests(
-                "theirs",
-                THEIR_TESTS[opts.their_tests],
-                sides.their_targets,
-                "base",
-                # a release's own runtime is the release: its files alone may
-                # need more of it to import (column "theirs" shows that)
-                sides.release.key if sides.release and opts.their_tree else "theirs",
-            ),
-        ]
+        tests = _side_tests(sides, opts)
         env = ensure_testenv(cfg, fork.path)
         cache = RunCache(
-            None if opts.fresh else cfg.workdir / "reconcile" / "runs",
+            None if opts.fresh else cfg.work.reconcile_cache,
             env,
             list(opts.pytest_args),
         )
@@ -863,35 +530,20 @@ def reconcile(
             for col in columns:
                 if not side.targets:
                     continue
-                plan = Plan(
-                    side.side,
-                    col.runtime,
-                    col.root,
-                    (*col.layers, *col.tests[side.side]),
-                    side.targets,
-                )
+                layers = (*col.layers, *col.tests[side.side])
+                plan = Plan(side.side, col.runtime, col.root, layers, side.targets)
                 cells[(side.side, col.runtime.key)] = run_cell(
-                    ws, plan, env, out, overlap, cache, opts.timeout
+                    ws,
+                    plan,
+                    env=env,
+                    out=out,
+                    overlap=overlap,
+                    cache=cache,
+                    timeout=opts.timeout,
                 )
     classified = tuple(classify_side(s, cells) for s in tests)
-    cached = sum(1 for c in cells.values() if c.cached and not c.reused)
-    if cached:
-        notes.append(
-            f"{cached} cell(s) reused from earlier reconcile runs of the identical "
-            "tree and pytest command (rerun all with --fresh)."
-        )
-    pristine = cells.get(("theirs", sides.release.key)) if sides.release else None
-    kinds = failure_kinds(pristine) if pristine else {}
-    if pristine and kinds:
-        top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:3])
-        notes.append(
-            f"{sum(kinds.values())} of their own tests fail in pristine "
-            f"{pristine.runtime} here ({top}): this environment (our base's test "
-            "venv, no network) differs from theirs, so those tests say nothing "
-            "about either change."
-        )
     runtimes = tuple(col.runtime for col in columns)
-    result = ReconcileResult(
+    return ReconcileResult(
         title=cfg.fix.title,
         competitor=comp.ref,
         competitor_kind=comp.kind,
@@ -903,12 +555,54 @@ def reconcile(
         runtimes=runtimes,
         cells=cells,
         matrix=build_matrix(runtimes, classified, cells),
-        notes=(*sides.notes, *notes),
+        notes=(*sides.notes, *notes, *_cell_notes(cells, sides.release)),
     )
-    md, js = write_reports(
-        reports, "reconcile", render_markdown(result), to_json(result)
-    )
-    return result, md, js
+
+
+def _side_tests(sides: Sides, opts: Options) -> list[SideTests]:
+    """Each side's tests, and the runtimes they are classified on."""
+    return [
+        SideTests(
+            "ours",
+            "focused tests + tests our patches add/change",
+            sides.our_targets,
+            "base",
+            "ours",
+        ),
+        SideTests(
+            "theirs",
+            THEIR_TESTS[opts.their_tests],
+            sides.their_targets,
+            "base",
+            # a release's own runtime is the release: its files alone may
+            # need more of it to import (column "theirs" shows that)
+            sides.release.key if sides.release and opts.their_tree else "theirs",
+        ),
+    ]
+
+
+def _cell_notes(
+    cells: dict[tuple[str, str], Cell], release: Release | None
+) -> list[str]:
+    """Notes on reused runs and on their tests failing in their own tree."""
+    notes: list[str] = []
+    cached = sum(1 for c in cells.values() if c.cached and not c.reused)
+    if cached:
+        notes.append(
+            f"{cached} cell(s) reused from earlier reconcile runs of the identical "
+            "tree and pytest command (rerun all with --fresh)."
+        )
+    pristine = cells.get(("theirs", release.key)) if release else None
+    kinds = failure_kinds(pristine) if pristine else {}
+    if pristine and kinds:
+        top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:3])
+        notes.append(
+            f"{sum(kinds.values())} of their own tests fail in pristine "
+            f"{pristine.runtime} here ({top}): this environment (our base's test "
+            "venv, no network) differs from theirs, so those tests say nothing "
+            "about either change."
+        )
+    return notes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -940,7 +634,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=float, default=1800.0, help="seconds per pytest run"
     )
     parser.add_argument(
-        "--out", type=Path, help="report folder (default: .forkkit/reports)"
+        "--out",
+        type=Path,
+        help="report folder, holding this run's output only "
+        "(default: .forkkit/reports/reconcile)",
     )
     parser.add_argument(
         "--fresh",
@@ -956,6 +653,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Exit 0 only when every cell of the behaviour matrix was measured; 1 when
+    some or none were (:class:`forkkit.diffs.Measurement`, named in the report
+    and on the last line)."""
     opts = Options(
         sha256=args.sha256,
         sdist_url=args.sdist_url,
@@ -966,7 +666,9 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
         out_dir=args.out,
         fresh=args.fresh,
     )
-    _, md, js = reconcile(cfg, args.with_ref, opts)
+    result, md, js = reconcile(cfg, args.with_ref, opts)
     print(md.read_text())
     say(f"reports: {md} {js}")
-    return 0
+    measurement = result.measurement
+    say(f"reconcile: {measurement.summary()}")
+    return 0 if measurement.verdict == "measured" else 1

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import textwrap
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,17 +21,17 @@ from forkkit.diffs import (
     compute_overlap,
     hunk_symbols,
     in_folders,
+    measure,
     merge_targets,
     parse_diff,
     python_symbols,
-    render_markdown,
     target_folders,
-    to_json,
     touched_tests,
 )
 from forkkit.errors import ForkkitError
-from forkkit.git import Git
 from forkkit.junit import parse_junit_text
+from forkkit.reconcile_report import render_markdown, to_json
+from forkkit.vcs.git import Git
 
 BASE = textwrap.dedent(
     """\
@@ -296,3 +298,75 @@ def test_matrix_classifies_and_renders_cells() -> None:
     data = to_json(res)
     assert data["overlap"]["kind"] == "overlapping"
     assert data["matrix"][0]["cells"]["new"] == "error (import)"
+
+
+SKIP = (
+    '<testcase classname="tests.test_f" name="{}">'
+    '<skipped message="needs a GPU"/></testcase>'
+)
+
+
+RUNTIMES = [Runtime(k, k, "tree") for k in ("base", "ours", "theirs")]
+OURS = SideTests("ours", "focused", ("tests/test_f.py",), "base", "ours")
+
+
+def _verdict(**by_runtime: Cell) -> tuple[str, list[str]]:
+    """The verdict on our side's cells, and each gap as "runtime: reason"."""
+    cells = {("ours", k): c for k, c in by_runtime.items()}
+    m = measure([OURS], RUNTIMES, cells)
+    return m.verdict, [f"{g.runtime}: {g.reason}" for g in m.gaps]
+
+
+def _ran(runtime: str, xml: str = "", **kw: Any) -> Cell:
+    return Cell("ours", runtime, "ran", parse_junit_text(_junit(xml)), **kw)
+
+
+def test_measurement_says_which_cells_hold_results() -> None:
+    """A cell is measured when pytest ran its tests to the end and reported a
+    result; some cells not measured: partial."""
+    ran = FAIL.format("t1") + PASS.format("t2")
+    ok = {k: _ran(k, ran) for k in ("base", "ours", "theirs")}
+    assert _verdict(**ok) == ("measured", [])
+    conflict = Cell("ours", "theirs", "conflict", conflict=("x.py: hunk 1/1",))
+    assert _verdict(**{**ok, "theirs": conflict}) == ("partial", ["theirs: conflict"])
+    # pytest killed by the timeout (no JUnit), and a cell never run
+    killed = _ran("ours", finished=False)
+    assert _verdict(base=ok["base"], ours=killed) == (
+        "partial",
+        ["ours: pytest did not finish", "theirs: not run"],
+    )
+    n_a = Cell("ours", "theirs", "not-applicable")
+    assert _verdict(**{**ok, "theirs": n_a}) == (
+        "partial",
+        ["theirs: its tests are not in this tree"],
+    )
+    # a module that only fails to import on base is a result (the red side)
+    broken = _ran("base", broken_modules={"tests.test_f": "import"})
+    assert _verdict(**{**ok, "base": broken}) == ("measured", [])
+
+
+def test_nothing_measured_when_no_test_ran_anywhere() -> None:
+    keys = ("base", "ours", "theirs")
+    only_broken = {k: _ran(k, broken_modules={"tests.test_f": "import"}) for k in keys}
+    assert _verdict(**only_broken) == (
+        "nothing",
+        [f"{k}: no test result: 1 module(s) did not load" for k in keys],
+    )
+    no_tests = {k: _ran(k) for k in keys}
+    assert _verdict(**no_tests) == ("nothing", [f"{k}: no test result" for k in keys])
+    # skipped everywhere, or loading only where it is skipped: nothing ran
+    all_skipped = {k: _ran(k, SKIP.format("t1")) for k in keys}
+    gaps = [f"{k}: no test ran: only skips or load errors" for k in keys]
+    assert _verdict(**all_skipped) == ("nothing", gaps)
+    assert _verdict(**{**all_skipped, "base": only_broken["base"]}) == (
+        "nothing",
+        gaps,
+    )
+    conflicts = {k: Cell("ours", k, "conflict", conflict=("x.py",)) for k in keys}
+    assert _verdict(**conflicts) == ("nothing", [f"{k}: conflict" for k in keys])
+    # a side without tests has no cells; no side with tests: nothing
+    none = measure([replace(OURS, targets=())], RUNTIMES, {})
+    assert (none.verdict, none.summary()) == (
+        "nothing",
+        "nothing measured: neither side brings a test to run",
+    )

@@ -10,7 +10,9 @@ import pytest
 from forkkit.cli import main
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.reconcile import Options, broken_modules, parse_competitor, reconcile
+from forkkit.reconcile import Options, parse_competitor, reconcile
+from forkkit.reconcile_cells import broken_modules
+from forkkit.vcs.git import Git
 from tests.synthetic import (
     RECON_BASE,
     RECON_CONFLICT,
@@ -23,6 +25,7 @@ from tests.synthetic import (
     recon_release,
     recon_release_with_helper,
     toy_testenv_python,
+    write_files,
     write_patch,
 )
 
@@ -50,6 +53,11 @@ def rows(result_json: dict[str, object]) -> dict[str, dict[str, str]]:
     for row in matrix:
         out[f"{row['side']}: {row['category']}"] = row["cells"]
     return out
+
+
+def last_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The last console line (stderr) of the command that just ran."""
+    return capsys.readouterr().err.strip().splitlines()[-1]
 
 
 def test_parse_competitor(tmp_path: Path) -> None:
@@ -121,12 +129,26 @@ def test_same_file_competitor_as_plain_diff(project: Project, tmp_path: Path) ->
     assert r["theirs: FAIL_TO_PASS"]["ours"] == "0/1 pass, 1 fail"
 
 
-def test_conflicting_competitor_as_git_ref(project: Project) -> None:
+def test_conflicting_competitor_as_git_ref(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     up, cfg = project
     push_pull_request(up, 7, "1.0", RECON_CONFLICT)
     rc = main(["--config", str(cfg.path), "reconcile", "--with", "pull/7/head"])
-    assert rc == 0
-    data = json.loads((cfg.workdir / "reports" / "reconcile.json").read_text())
+    # partial: both sides' tests on ours+theirs are conflicts, not measurements
+    assert rc == 1
+    assert last_line(capsys) == (
+        "[forkkit] reconcile: partial: 6 of 8 cell(s) measured; not measured: "
+        "ours tests on ours+theirs (conflict); theirs tests on ours+theirs (conflict)"
+    )
+    data = json.loads((cfg.work.report_dir("reconcile") / "reconcile.json").read_text())
+    assert data["measurement"]["verdict"] == "partial"
+    assert data["measurement"]["not_measured"] == [
+        {"side": s, "runtime": "ours+theirs", "reason": "conflict"}
+        for s in ("ours", "theirs")
+    ]
+    text = (cfg.work.report_dir("reconcile") / "reconcile.md").read_text()
+    assert "**Partial**: 6 of 8 cell(s) of the behaviour matrix measured" in text
     assert data["competitor"] == {"ref": "pull/7/head", "kind": "git"}
     ov = data["overlap"]
     assert ov["kind"] == "overlapping"
@@ -320,3 +342,86 @@ def test_test_file_that_does_not_merge_is_skipped_not_the_cell(
     assert details["tests.test_fix::test_limit_reaches_n"][col] == "pass"
     assert details["tests.test_other::test_limit_other"][col] == "conflict"
     assert "### Conflicts" in md.read_text()
+
+
+def test_measured_run_exits_0_and_a_failed_run_replaces_its_report(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 0 only for a whole matrix; reports/reconcile/ is one run's output:
+    a run that fails leaves FAILED.txt, not the last good report."""
+    _, cfg = project
+    patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
+    argv = ["--config", str(cfg.path), "reconcile", "--with"]
+    assert main([*argv, str(patch)]) == 0
+    assert last_line(capsys) == (
+        "[forkkit] reconcile: measured: all 8 cell(s) of the behaviour matrix"
+    )
+    folder = cfg.work.report_dir("reconcile")
+    assert "**Measured**: all 8 cell(s)" in (folder / "reconcile.md").read_text()
+    assert (folder / "junit" / "ours-on-base.xml").is_file()
+    elsewhere = write_patch(
+        {**RECON_BASE, "toy/calc.py": "def limit(n):\n    return n + 5\n"},
+        {"toy/calc.py": "def limit(n):\n    return n\n"},
+        tmp_path / "elsewhere.patch",
+    )
+    assert main([*argv, str(elsewhere)]) == 2
+    assert "does not apply to toy 1.0" in last_line(capsys)
+    assert (folder / "FAILED.txt").is_file()
+    assert not (folder / "reconcile.md").exists()
+    assert not (cfg.workdir / "reports" / "reconcile.md").exists()
+
+
+def test_nothing_measured_exits_1(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest ran in every cell but selected no test: nothing was measured.
+    With --out the run is published there, and only there."""
+    _, cfg = project
+    patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
+    out = tmp_path / "out"
+    argv = ["--config", str(cfg.path), "reconcile", "--with", str(patch)]
+    rc = main([*argv, "--out", str(out), "--pytest-args", "-k", "no_such_test"])
+    assert rc == 1
+    line = last_line(capsys)
+    assert line.startswith("[forkkit] reconcile: nothing measured: ")
+    assert "ours tests on base (no test result)" in line
+    data = json.loads((out / "reconcile.json").read_text())
+    assert data["measurement"]["verdict"] == "nothing"
+    assert data["measurement"]["measured"] == []
+    assert len(data["measurement"]["not_measured"]) == 8
+    assert "**Nothing measured**: 0 of 8" in (out / "reconcile.md").read_text()
+    assert not cfg.work.report_dir("reconcile").exists()
+    # --out naming a file: one line, exit 2, the file untouched
+    (tmp_path / "afile").write_text("mine\n")
+    assert main([*argv, "--out", str(tmp_path / "afile")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("forkkit: error: ") and "afile" in err[-1]
+    assert (tmp_path / "afile").read_text() == "mine\n"
+
+
+def test_runtime_layer_that_cannot_merge_is_a_named_conflict(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Their change deletes the file our fix edits: our runtime cannot even
+    merge 3-way on theirs (no conflicted file); the cell names the file, and
+    the unmeasured cell makes the result partial."""
+    _, cfg = project
+    work = tmp_path / "moved"
+    git = Git.init(work)
+    write_files(work, RECON_BASE)
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", "base")
+    git.run("rm", "-q", "toy/calc.py")
+    write_files(work, {"toy/limits.py": "def limit(n):\n    return n\n"})
+    git.run("add", "-A")
+    patch = tmp_path / "moved.diff"
+    patch.write_text(git.run("diff", "--cached").stdout)
+    argv = ["--config", str(cfg.path), "reconcile", "--with", str(patch)]
+    assert main(argv) == 1
+    assert last_line(capsys) == (
+        "[forkkit] reconcile: partial: 3 of 4 cell(s) measured; not measured: "
+        "ours tests on ours+theirs (conflict)"
+    )
+    data = json.loads((cfg.work.report_dir("reconcile") / "reconcile.json").read_text())
+    cell = next(c for c in data["cells"] if c["runtime"] == "ours+theirs")
+    assert cell["conflict"] == ["our runtime: toy/calc.py does not exist"]
