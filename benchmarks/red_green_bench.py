@@ -30,11 +30,10 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.forktree import BASE_TAG, ForkTree, materialize
-from forkkit.git import Git
 from forkkit.progress import say
 from forkkit.report import md_table
 from forkkit.testenv import TestEnv, ensure_testenv
-from forkkit.worktree import scratch_worktree
+from forkkit.vcs import Repo
 
 
 def _children_cpu() -> float:
@@ -44,18 +43,20 @@ def _children_cpu() -> float:
 
 
 def by_hand(
-    wt: Git, cfg: ForkConfig, env: TestEnv, runs: list[tuple[str, list[str]]]
+    wt: Repo, cfg: ForkConfig, env: TestEnv, runs: list[tuple[str, list[str]]]
 ) -> float:
     """The checkouts and plain pytest runs a developer would type."""
     files = list(cfg.fix.runtime_files)
     cmd = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-q"]
-    run_env = env.environ(wt.cwd)
+    run_env = env.environ(wt.path)
     start = time.monotonic()
     for rev, args in runs:
-        wt.run("checkout", rev, "--", *files)
+        # what the developer types: plain git, as in the module docstring
+        checkout = ["git", "checkout", "-q", rev, "--", *files]
+        subprocess.run(checkout, cwd=wt.path, check=True)
         subprocess.run(
             [*cmd, *args],
-            cwd=wt.cwd,
+            cwd=wt.path,
             env=run_env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -101,19 +102,20 @@ def main(argv: list[str] | None = None) -> int:
     cpu: dict[str, list[float]] = {}
     with (
         tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp,
-        scratch_worktree(tree.git, "HEAD", "bench") as wt,
+        tree.repo.worktree("HEAD", "bench") as wt,
     ):
+        out = Path(tmp) / "reports"  # replaced by each run (a run folder)
         modes: dict[str, Callable[[], float]] = {
             "by hand (git checkout + pytest, twice)": lambda: by_hand(
                 wt, cfg, env, hand_runs
             ),
             "forkkit red-green": lambda: toolkit(
-                cfg, tree, [*opts, "--parallel", "off", *passthrough], Path(tmp)
+                cfg, tree, [*opts, "--parallel", "off", *passthrough], out
             ),
         }
         if not a.no_parallel:
             modes["forkkit red-green --parallel"] = lambda: toolkit(
-                cfg, tree, [*opts, "--parallel", "on", *passthrough], Path(tmp)
+                cfg, tree, [*opts, "--parallel", "on", *passthrough], out
             )
         names = list(modes)
         for r in range(a.repeat):

@@ -1,4 +1,9 @@
-"""Run upstream pytest suites in a tree, recording JUnit XML."""
+"""Run upstream pytest suites in a tree, recording JUnit XML.
+
+Callers pass a fresh run folder as ``out_dir`` (see
+:meth:`forkkit.workdir.Workdir.run_folder`), so a run only ever reads the
+JUnit XML it wrote itself.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from forkkit.errors import ForkkitError
 from forkkit.testenv import TestEnv
 
 # Live pytest processes, so an interrupted caller can stop all of them (the
@@ -81,15 +87,7 @@ def run_pytest(
         with _LOCK:
             if cancel is not None and cancel.is_set():
                 raise KeyboardInterrupt(f"{name}: cancelled before start")
-            proc = subprocess.Popen(
-                cmd,
-                cwd=tree,
-                env=env.environ(tree),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,  # its own group: kill takes children too
-            )
+            proc = _start(cmd, tree, env)
             _LIVE.add(proc)
 
         def expire() -> None:
@@ -123,6 +121,25 @@ def run_pytest(
     return PytestRun(
         tuple(targets), rc, junit, log, seconds, shown, timed_out=fired.is_set()
     )
+
+
+def _start(cmd: list[str], tree: Path, env: TestEnv) -> subprocess.Popen[str]:
+    """Start pytest in its own process group (a kill takes its children too)."""
+    try:
+        return subprocess.Popen(
+            cmd,
+            cwd=tree,
+            env=env.environ(tree),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ForkkitError(
+            f"{env.python}: cannot start pytest ({exc.strerror or exc}); rebuild the "
+            "test venv (forkkit testenv) or fix FORKKIT_TESTENV_PYTHON"
+        ) from None
 
 
 def kill_running() -> int:

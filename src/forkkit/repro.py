@@ -2,20 +2,20 @@
 
 Runs ``scripts/resend_repro.py`` (vLLM's real ``Scheduler`` and
 ``KVCacheManager`` for a hybrid attention + Mamba "align" model with MTP, no
-model weights) in the vLLM test venv twice: on the fork tree (fix) and on a
-scratch worktree whose fork.toml [fix] runtime files are restored to ``base``.
-Reports cached and recomputed prompt tokens per resend as Markdown + JSON.
+model weights) in the vLLM test venv twice: on the fork tree (fix; refused
+unless clean, untracked files included) and on a scratch worktree of HEAD with
+fork.toml [fix] runtime files from ``base``. Reports cached and recomputed
+prompt tokens per resend as Markdown + JSON, in a fresh run folder published
+as ``reports/repro`` (or ``--out``) when the run ends.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import subprocess
-import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,194 +23,42 @@ from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.forktree import BASE_TAG, ForkTree
-from forkkit.git import Git
 from forkkit.progress import say, step
 from forkkit.report import md_table, write_reports
+from forkkit.repro_script import (
+    KINDS,
+    SCHEMA,
+    ReproOptions,
+    ResendRow,
+    ScriptRun,
+    parse_script_output,
+)
+from forkkit.signals import signals_raise
+from forkkit.suiterun import changed_since, report_folder, require_committed
 from forkkit.testenv import TestEnv, ensure_testenv
-from forkkit.worktree import scratch_worktree
+from forkkit.vcs import Repo
+from forkkit.vcs.overlay import overlay_commit
+from forkkit.workdir import RunFolder
 
 STEM = "repro"
 STEM_GPU = "repro_gpu"
 SCRIPT = Path(__file__).parent / "scripts" / "resend_repro.py"
 GPU_SCRIPT = "scripts/gpu_resend_repro.py"  # relative to the fork.toml folder
-KINDS = ("identical", "extended", "last_token_changed")
-SCHEMA = 1
 
-
-@dataclass(frozen=True)
-class ReproOptions:
-    """What the reproduction simulates; mirrors the script's flags."""
-
-    block_size: int = 64
-    hash_block_size: int = 16
-    num_spec: int = 3
-    prompt_lens: tuple[int, ...] = (16000, 16001)
-    extend: int = 48
-    accept: int = 2
-    kinds: tuple[str, ...] = KINDS
-    max_num_batched_tokens: int = 8192
-    model: str = "Qwen/Qwen3.5-0.8B-Base"  # GPU only
-
-    def validate(self) -> ReproOptions:
-        """Reject combinations the engine would refuse; return self."""
-        where = "forkkit repro"
-        positive = {
-            "--block-size": self.block_size,
-            "--hash-block-size": self.hash_block_size,
-            "--num-spec": self.num_spec,
-            "--max-num-batched-tokens": self.max_num_batched_tokens,
-        }
-        for flag, value in positive.items():
-            if value <= 0:
-                raise ForkkitError(f"{where}: {flag} must be positive, not {value}")
-        if self.block_size % self.hash_block_size:
-            raise ForkkitError(
-                f"{where}: --block-size {self.block_size} is not a multiple of "
-                f"--hash-block-size {self.hash_block_size}; pick a divisor"
-            )
-        if not self.prompt_lens or any(n < 2 for n in self.prompt_lens):
-            raise ForkkitError(
-                f"{where}: --prompt-lens needs lengths of at least 2 tokens"
-            )
-        if not 0 <= self.accept <= self.num_spec:
-            raise ForkkitError(
-                f"{where}: --accept {self.accept} must be between 0 and "
-                f"--num-spec {self.num_spec}"
-            )
-        if self.extend < 1:
-            raise ForkkitError(f"{where}: --extend must be at least 1")
-        unknown = [k for k in self.kinds if k not in KINDS]
-        if unknown or not self.kinds:
-            raise ForkkitError(
-                f"{where}: unknown resend kind(s) {unknown}; use {', '.join(KINDS)}"
-            )
-        return self
-
-    def gpu_script_args(self) -> list[str]:
-        """Flags of scripts/gpu_resend_repro.py (the model decides block sizes)."""
-        return [
-            "--model",
-            self.model,
-            "--hash-block-size",
-            str(self.hash_block_size),
-            "--num-spec",
-            str(self.num_spec),
-            "--prompt-lens",
-            ",".join(map(str, self.prompt_lens)),
-            "--extend",
-            str(self.extend),
-            "--kinds",
-            ",".join(self.kinds),
-        ]
-
-    def script_args(self) -> list[str]:
-        """The script's command-line flags."""
-        return [
-            "--block-size",
-            str(self.block_size),
-            "--hash-block-size",
-            str(self.hash_block_size),
-            "--num-spec",
-            str(self.num_spec),
-            "--prompt-lens",
-            ",".join(map(str, self.prompt_lens)),
-            "--extend",
-            str(self.extend),
-            "--accept",
-            str(self.accept),
-            "--kinds",
-            ",".join(self.kinds),
-            "--max-num-batched-tokens",
-            str(self.max_num_batched_tokens),
-        ]
-
-
-@dataclass(frozen=True)
-class ResendRow:
-    """One resend as the script measured it."""
-
-    prompt_len: int
-    kind: str
-    resend_tokens: int
-    cached_tokens: int
-    computed_at_first_schedule: int
-    recomputed_prompt_tokens: int
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-
-@dataclass(frozen=True)
-class ScriptRun:
-    """The script's JSON document, parsed."""
-
-    vllm_version: str
-    config: dict[str, Any]
-    rows: tuple[ResendRow, ...]
-    seconds: float
-    skipped: str = ""  # why the script measured nothing (GPU script only)
-
-    def row(self, prompt_len: int, kind: str) -> ResendRow | None:
-        return next(
-            (r for r in self.rows if (r.prompt_len, r.kind) == (prompt_len, kind)),
-            None,
-        )
-
-
-def _int(d: dict[str, Any], key: str, where: str) -> int:
-    value = d.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ForkkitError(f"{where}: '{key}' is {value!r}, expected an integer")
-    return value
-
-
-def parse_script_output(text: str, where: str = "resend_repro.py") -> ScriptRun:
-    """Parse the script's stdout: one JSON document, possibly after log lines."""
-    start = text.find("{\n")
-    if start < 0:
-        start = text.find("{")
-    try:
-        doc = json.loads(text[start:]) if start >= 0 else None
-    except json.JSONDecodeError as exc:
-        raise ForkkitError(f"{where}: output is not JSON ({exc.msg})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ForkkitError(
-            f"{where}: no schema-{SCHEMA} JSON document in its output; "
-            "check the script log"
-        )
-    if doc.get("skipped"):
-        return ScriptRun("unknown", {}, (), 0.0, skipped=str(doc["skipped"]))
-    rows = []
-    for i, raw in enumerate(doc.get("rows") or []):
-        w = f"{where} rows[{i}]"
-        if not isinstance(raw, dict):
-            raise ForkkitError(f"{w}: not an object")
-        known = {
-            "prompt_len",
-            "kind",
-            "resend_tokens",
-            "cached_tokens",
-            "computed_at_first_schedule",
-            "recomputed_prompt_tokens",
-        }
-        rows.append(
-            ResendRow(
-                prompt_len=_int(raw, "prompt_len", w),
-                kind=str(raw.get("kind")),
-                resend_tokens=_int(raw, "resend_tokens", w),
-                cached_tokens=_int(raw, "cached_tokens", w),
-                computed_at_first_schedule=_int(raw, "computed_at_first_schedule", w),
-                recomputed_prompt_tokens=_int(raw, "recomputed_prompt_tokens", w),
-                extra={k: v for k, v in raw.items() if k not in known},
-            )
-        )
-    if not rows:
-        raise ForkkitError(f"{where}: the document has no rows")
-    config = doc.get("config")
-    return ScriptRun(
-        vllm_version=str(doc.get("vllm_version", "unknown")),
-        config=config if isinstance(config, dict) else {},
-        rows=tuple(rows),
-        seconds=float(doc.get("seconds", 0.0)),
-    )
+__all__ = [
+    "KINDS",
+    "SCHEMA",
+    "Comparison",
+    "ReproOptions",
+    "ReproResult",
+    "ResendRow",
+    "Runner",
+    "ScriptRun",
+    "compare",
+    "parse_script_output",
+    "render_markdown",
+    "reproduce",
+]
 
 
 @dataclass(frozen=True)
@@ -292,10 +140,20 @@ class ReproResult:
     runtime_files: tuple[str, ...]
     commands: tuple[str, ...]
     gpu: bool = False
+    fix_tree: str = ""  # the tree ids the two runs actually ran on
+    base_tree: str = ""
 
     @property
     def comparisons(self) -> list[Comparison]:
         return compare(self.base, self.fix)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every resend was measured on base and on the fix."""
+        return self.base is not None and all(
+            c.base_cached is not None and c.fix_cached is not None
+            for c in self.comparisons
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -305,6 +163,9 @@ class ReproResult:
             "options": asdict(self.options),
             "fix_commit": self.fix_commit,
             "base_commit": self.base_commit,
+            "fix_tree": self.fix_tree,
+            "base_tree": self.base_tree,
+            "complete": self.complete,
             "runtime_files": list(self.runtime_files),
             "commands": list(self.commands),
             "script_config": self.fix.config,
@@ -451,13 +312,19 @@ def run_script(
     out_dir: Path,
     name: str,
     timeout: float | None = None,
+    shown_dir: Path | None = None,
 ) -> tuple[ScriptRun, str]:
-    """Run the script against ``tree``; return its parsed JSON and the command."""
+    """Run the script against ``tree``; return its parsed JSON and the command.
+
+    Log and JSON go to ``out_dir``; messages name them in ``shown_dir``
+    (where the run folder is published), if given.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = STEM_GPU if runner.gpu else STEM
     log = out_dir / f"{stem}-{name}.log"
     js = out_dir / f"{stem}-{name}.script.json"
     js.unlink(missing_ok=True)
+    shown_log = (shown_dir or out_dir) / log.name
     cmd = runner.command(tree, js)
     with step(f"{name}: resend reproduction against {tree}"), log.open("w") as fh:
         try:
@@ -472,16 +339,17 @@ def run_script(
             )
         except subprocess.TimeoutExpired:
             raise ForkkitError(
-                f"{log}: the {name} reproduction timed out after {timeout:.0f}s; "
+                f"{shown_log}: the {name} reproduction timed out after {timeout:.0f}s; "
                 "raise --timeout or shrink --prompt-lens"
             ) from None
     if not js.exists() or (proc.returncode != 0 and not runner.gpu):
         tail = log.read_text().strip().splitlines()[-1:] if log.exists() else []
         raise ForkkitError(
-            f"{log}: the {name} reproduction failed (exit {proc.returncode}"
+            f"{shown_log}: the {name} reproduction failed (exit {proc.returncode}"
             f"{': ' + tail[0] if tail else ''}); see the log"
         )
-    return parse_script_output(js.read_text(), str(js)), shlex.join(cmd)
+    shown_js = str((shown_dir or out_dir) / js.name)
+    return parse_script_output(js.read_text(), shown_js), shlex.join(cmd)
 
 
 def make_runner(cfg: ForkConfig, tree: Path, opts: ReproOptions, gpu: bool) -> Runner:
@@ -512,54 +380,101 @@ def reproduce(
     cfg: ForkConfig,
     tree: ForkTree | Path,
     opts: ReproOptions,
-    out_dir: Path,
+    out_dir: Path | None = None,
     *,
     gpu: bool = False,
     timeout: float | None = None,
     runner: Runner | None = None,
 ) -> ReproResult:
-    """Fix on the fork tree; base runtime in a scratch worktree (always removed).
+    """Fix on the fork tree (refused unless clean); base runtime in a scratch
+    worktree of an overlay commit (always removed).
 
-    ``runner`` defaults to :func:`make_runner` (the real script and venv).
+    Logs, the script's JSON and ``repro.{md,json}`` go into a fresh run folder,
+    published as ``<workdir>/reports/repro`` (``repro_gpu``) or as ``out_dir``,
+    with ``FAILED.txt`` when the run did not finish. ``runner`` defaults to
+    :func:`make_runner` (the real script and venv).
     """
-    git = Git(tree.path if isinstance(tree, ForkTree) else tree)
-    head = git.rev("HEAD")
-    base = git.rev(BASE_TAG)
-    if head is None or base is None:
-        raise ForkkitError(
-            f"{git.cwd}: no HEAD or '{BASE_TAG}' tag; run 'forkkit materialize'"
+    repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
+    stem = STEM_GPU if (runner.gpu if runner else gpu) else STEM
+    with signals_raise(), report_folder(cfg, stem, out_dir) as folder:
+        head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
+        if head is None or base is None:
+            raise ForkkitError(
+                f"{repo.path}: no HEAD or '{BASE_TAG}' tag; run 'forkkit materialize'"
+            )
+        require_committed(repo, "repro")
+        runner = runner or make_runner(cfg, repo.path, opts, gpu)
+        label = tree.upstream_label if isinstance(tree, ForkTree) else None
+        result = _measure(
+            cfg,
+            repo,
+            opts,
+            runner,
+            folder=folder,
+            revs=(head, base),
+            upstream=label or cfg.upstream.label,
+            timeout=timeout,
         )
-    if not git.is_clean():
-        raise ForkkitError(
-            f"{git.cwd}: uncommitted changes to tracked files; commit and export "
-            "them, or rerun 'forkkit materialize --force'"
-        )
-    runner = runner or make_runner(cfg, git.cwd, opts, gpu)
-    gpu = runner.gpu
+        if result.fix.skipped:
+            note = f"nothing was measured: {result.fix.skipped}\n"
+            (folder.path / "SKIPPED.txt").write_text(note)
+        else:
+            md, js = write_reports(
+                folder.path, stem, render_markdown(result), result.to_json()
+            )
+            say(f"repro report: {folder.dest / md.name}, {folder.dest / js.name}")
+    return result
+
+
+def _measure(
+    cfg: ForkConfig,
+    repo: Repo,
+    opts: ReproOptions,
+    runner: Runner,
+    *,
+    folder: RunFolder,
+    revs: tuple[str, str],
+    upstream: str,
+    timeout: float | None,
+) -> ReproResult:
+    """The fix run in the fork tree, then the base run in a scratch worktree."""
+    head, base = revs
     runtime = tuple(cfg.fix.runtime_files)
-    fix, fix_cmd = run_script(runner, git.cwd, out_dir, "fix", timeout)
-    commands = [f"cd {git.cwd} && {fix_cmd}"]
+
+    def script(tree: Path, name: str) -> tuple[ScriptRun, str]:
+        return run_script(
+            runner, tree, folder.path, name, timeout, shown_dir=folder.dest
+        )
+
+    fix, fix_cmd = script(repo.path, "fix")
+    changed = changed_since(repo, head)
+    if changed:
+        raise ForkkitError(
+            f"{repo.path}: the fork tree changed while the fix reproduction ran "
+            f"({', '.join(changed[:3])}); remove what it wrote and rerun"
+        )
+    commands = [f"cd {repo.path} && {fix_cmd}"]
     base_run: ScriptRun | None = None
+    base_tree = ""
     if fix.skipped:
         say(f"SKIPPED: {fix.skipped}")
-    elif any(git.blob(base, f) != git.blob(head, f) for f in runtime):
-        with scratch_worktree(git, head, "repro-base") as wt:
-            for f in runtime:
-                if git.blob(base, f):
-                    wt.run("checkout", base, "--", f)
-                else:
-                    wt.run("rm", "-q", "-f", "--ignore-unmatch", "--", f)
-            base_run, base_cmd = run_script(runner, wt.cwd, out_dir, "base", timeout)
-            commands.append(
-                f"git checkout {BASE_TAG} -- {' '.join(runtime)} && {base_cmd}"
-            )
+    elif any(repo.blob(base, f) != repo.blob(head, f) for f in runtime):
+        overlay = overlay_commit(
+            repo,
+            onto=head,
+            source=base,
+            paths=runtime,
+            message=f"forkkit repro-base: runtime files from {base}\n",
+        )
+        with repo.worktree(overlay.commit, "repro-base") as wt:
+            base_run, base_cmd = script(wt.path, "base")
+        base_tree = overlay.tree
+        commands.append(f"git checkout {BASE_TAG} -- {' '.join(runtime)} && {base_cmd}")
     else:
         say("runtime files equal base: skipping the base run")
     return ReproResult(
         title=cfg.fix.title,
-        upstream=(
-            tree.upstream_label if isinstance(tree, ForkTree) else cfg.upstream.label
-        ),
+        upstream=upstream,
         options=opts,
         fix=fix,
         base=base_run,
@@ -567,7 +482,9 @@ def reproduce(
         base_commit=base,
         runtime_files=runtime,
         commands=tuple(commands),
-        gpu=gpu,
+        gpu=runner.gpu,
+        fix_tree=repo.tree(head),
+        base_tree=base_tree,
     )
 
 
@@ -591,7 +508,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_upstream_options(parser)
     add_dest_option(parser)
     parser.add_argument(
-        "--out", type=Path, help="report folder (default: <workdir>/reports)"
+        "--out",
+        type=Path,
+        help="report folder, replaced by each run (default: <workdir>/reports/repro)",
     )
     parser.add_argument(
         "--gpu",
@@ -627,6 +546,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def exit_code(result: ReproResult) -> int:
+    """0 only for a complete base-vs-fix measurement (GPU: outputs agree)."""
+    if result.fix.skipped:
+        return 1  # nothing was measured
+    if not result.complete:
+        say("repro: partial result: some resends were not measured on base and fix")
+        return 1
+    mismatch = any(
+        m is False for c in result.comparisons for m in (c.base_match, c.fix_match)
+    )
+    return 1 if mismatch else 0
+
+
 def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
     from forkkit.forktree import materialize
 
@@ -642,21 +574,14 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
         model=args.model,
     ).validate()
     if args.gpu and not os.environ.get("FORKKIT_TESTENV_PYTHON"):
-        print("SKIPPED: FORKKIT_TESTENV_PYTHON is not set (the CUDA env's python)")
-        return 0
+        raise ForkkitError(
+            "forkkit repro --gpu: FORKKIT_TESTENV_PYTHON is not set, so nothing "
+            "can run; point it at the python of a CUDA environment with vllm"
+        )
     tree = materialize(cfg, dest=args.dest)
-    out_dir = args.out or cfg.workdir / "reports"
-    start = time.monotonic()
-    result = reproduce(cfg, tree, opts, out_dir, gpu=args.gpu, timeout=args.timeout)
+    result = reproduce(cfg, tree, opts, args.out, gpu=args.gpu, timeout=args.timeout)
     if result.fix.skipped:
         print(f"SKIPPED: {result.fix.skipped}")
-        return 0
-    md_text = render_markdown(result)
-    stem = STEM_GPU if args.gpu else STEM
-    md, js = write_reports(out_dir, stem, md_text, result.to_json())
-    say(f"repro done in {time.monotonic() - start:.0f}s: {md}, {js}")
-    print(md_text)
-    mismatch = any(
-        m is False for c in result.comparisons for m in (c.base_match, c.fix_match)
-    )
-    return 1 if mismatch else 0
+    else:
+        print(render_markdown(result))
+    return exit_code(result)

@@ -58,6 +58,29 @@ def env_key(cfg: ForkConfig, tree: Path) -> str:
     return h.hexdigest()[:12]
 
 
+def _create_venv(venv: Path) -> None:
+    """A new, empty venv at ``venv`` (an unfinished one is built again)."""
+    say(f"building the test venv {venv} (once; a few minutes)")
+    try:
+        if venv.exists():
+            shutil.rmtree(venv)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True
+        )
+    except OSError as exc:
+        raise ForkkitError(
+            f"{venv}: cannot create the test venv ({exc.strerror or exc}); "
+            "check the workdir is writable"
+        ) from None
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
+        raise ForkkitError(
+            f"{venv}: python -m venv failed ({last[-1] if last else exc.returncode}); "
+            "install the venv module (e.g. python3-venv) and rerun"
+        ) from None
+
+
 def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     """Build the venv once per requirement set and reuse it.
 
@@ -79,16 +102,13 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             deselect=cfg.fix.deselect,
         )
     key = env_key(cfg, tree)
-    venv = cfg.workdir / "venvs" / f"{cfg.upstream.name}-{key}"
+    venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
     python = venv / "bin" / "python"
     if (venv / OK_MARKER).exists() and python.exists():
         return TestEnv(
             python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
         )
-    if venv.exists():
-        shutil.rmtree(venv)
-    say(f"building the test venv {venv} (once; a few minutes)")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    _create_venv(venv)
     constraints = venv / "forkkit-constraints.txt"
     constraints.write_text(cfg.testenv.torch + "\n")
     pip = [

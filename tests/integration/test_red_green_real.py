@@ -10,7 +10,7 @@ from forkkit.config import load_config
 from forkkit.forktree import materialize
 from forkkit.redgreen import prove
 from forkkit.series import load_series
-from forkkit.worktree import scratch_root
+from forkkit.vcs import scratch_root
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -40,7 +40,7 @@ def test_real_fork_red_green_is_valid(tmp_path: Path) -> None:
     assert all(result.red.report.tests[t].is_assertion for t in f2p)
     assert not result.red.in_place and result.green.in_place
     # Red tested the fork's own tests against base runtime files, exactly.
-    git = tree.git
+    git = tree.repo
     for f in cfg.fix.runtime_files:
         assert git.blob(result.red.tree, f) == git.blob(tree.base, f)
         assert git.blob(result.green.tree, f) == git.blob(tree.head, f)
@@ -48,6 +48,6 @@ def test_real_fork_red_green_is_valid(tmp_path: Path) -> None:
         path = target.split("::", 1)[0]
         assert git.blob(result.red.tree, path) == git.blob(tree.head, path)
     # The fork tree is untouched and no scratch worktree is left behind.
-    assert git.is_clean() and git.out("rev-parse", "HEAD") == tree.head
+    assert git.dirty() == [] and git.rev("HEAD") == tree.head
     assert not scratch_root(tree.path).exists()
     assert (tmp_path / "reports" / "red_green.md").read_text() == result.markdown()

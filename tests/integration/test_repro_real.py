@@ -11,7 +11,7 @@ from forkkit.config import load_config
 from forkkit.forktree import materialize
 from forkkit.repro import ReproOptions, render_markdown, reproduce
 from forkkit.series import load_series
-from forkkit.worktree import scratch_root
+from forkkit.vcs import scratch_root
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -39,5 +39,5 @@ def test_identical_resend_recovers_the_mamba_checkpoint(tmp_path: Path) -> None:
     script = json.loads((tmp_path / "reports" / "repro-base.script.json").read_text())
     assert Path(script["vllm_path"]).name.startswith("fork-repro-base-")
     # The fork tree is untouched and no scratch worktree is left behind.
-    assert tree.git.is_clean() and tree.git.out("rev-parse", "HEAD") == tree.head
+    assert tree.repo.dirty() == [] and tree.repo.rev("HEAD") == tree.head
     assert not scratch_root(tree.path).exists()

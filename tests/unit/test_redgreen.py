@@ -27,9 +27,10 @@ from forkkit.redgreen import (
     run_with_runtime_from,
     untested_changes,
 )
-from forkkit.worktree import scratch_root, scratch_worktree
+from forkkit.vcs import Repo, scratch_root
 from tests.synthetic import (
     BUGGY,
+    FIX_TEST,
     FIXED_CALC,
     SyntheticUpstream,
     make_project,
@@ -39,18 +40,24 @@ from tests.synthetic import (
 )
 
 FIX_ID = "tests.test_fix::test_limit_reaches_n"
+SRC = str(Path(__file__).parents[2] / "src")
+
+
+def worktrees(repo: Repo) -> int:
+    """How many work trees the repository has (itself included)."""
+    admin = repo.git_dir() / "worktrees"
+    return 1 + (len(list(admin.iterdir())) if admin.is_dir() else 0)
 
 
 def assert_fork_intact(tree: ForkTree) -> None:
     """The fork tree holds the fix, untouched, with no scratch worktree left."""
-    git = tree.git
-    assert git.out("rev-parse", "HEAD") == tree.head
-    assert git.is_clean()
-    assert (tree.path / "toy/calc.py").read_text() == git.out(
-        "show", "HEAD:toy/calc.py"
-    ) + "\n"
-    assert git.out("hash-object", "toy/calc.py") == git.blob("HEAD", "toy/calc.py")
-    assert len(git.out("worktree", "list").splitlines()) == 1
+    repo = tree.repo
+    assert repo.rev("HEAD") == tree.head
+    assert repo.dirty() == []
+    assert (tree.path / "toy/calc.py").read_bytes() == repo.read_blob(
+        "HEAD:toy/calc.py"
+    )
+    assert worktrees(repo) == 1
     assert not scratch_root(tree.path).exists()
 
 
@@ -69,13 +76,13 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert result.green.counts()["passed"] == 1
     assert result.related is not None and result.related.counts()["passed"] == 3
     # Red ran elsewhere on HEAD's tree with only the runtime file from base.
-    git = tree.git
+    git = tree.repo
     assert not result.red.in_place and result.green.in_place
     assert git.blob(result.red.tree, "toy/calc.py") == git.blob("base", "toy/calc.py")
     assert git.blob(result.red.tree, "tests/test_fix.py") == git.blob(
         "HEAD", "tests/test_fix.py"
     )
-    assert result.green.tree == git.out("rev-parse", "HEAD^{tree}")
+    assert result.green.tree == git.tree("HEAD")
     # Reports: Markdown, JSON and JUnit XMLs side by side.
     md = (out / "red_green.md").read_text()
     assert md == result.markdown()
@@ -94,6 +101,8 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert data["fork_head"]["commit"] == tree.head
     for name in ("red", "green", "related"):
         assert (out / f"red_green_{name}.xml").is_file()
+        assert data[name]["junit"] == str(out / f"red_green_{name}.xml")
+    assert not (out / "FAILED.txt").exists()
     assert_fork_intact(tree)
 
 
@@ -236,7 +245,7 @@ def test_unknown_runtime_file_is_a_user_error(
     tree = materialize(cfg)
     with pytest.raises(ForkkitError, match=r"toy/nope.py.*fix the path"):
         prove(cfg, tree, out_dir=tmp_path / "r")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    env = {**os.environ, "PYTHONPATH": SRC}
     proc = subprocess.run(
         [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"],
         env=env,
@@ -250,8 +259,164 @@ def test_unknown_runtime_file_is_a_user_error(
 def test_dirty_fork_tree_is_refused(toy_project: ForkConfig, tmp_path: Path) -> None:
     tree = materialize(toy_project)
     (tree.path / "toy/calc.py").write_text("broken = True\n")
-    with pytest.raises(ForkkitError, match="uncommitted changes"):
+    for n in range(4):
+        (tree.path / f"notes{n}.txt").write_text("mine\n")
+    with pytest.raises(ForkkitError) as err:
         prove(toy_project, tree, out_dir=tmp_path / "r")
+    msg = str(err.value)
+    assert "uncommitted changes in the fork tree (5 file(s): notes0.txt, " in msg
+    assert "and 2 more); red-green tests committed trees only" in msg
+    assert "\n" not in msg
+    assert (tmp_path / "r" / "FAILED.txt").is_file()
+    assert (tree.path / "notes3.txt").read_text() == "mine\n"  # never touched
+
+
+# A "fix" that changes the runtime but does not fix the bug (FAIL_TO_FAIL) ...
+WRONG_FIX = [
+    (
+        "[Bugfix] a wrong fix",
+        {
+            "toy/calc.py": BUGGY["toy/calc.py"].replace("n - 1", "n - 2"),
+            "tests/test_fix.py": FIX_TEST,
+        },
+    )
+]
+# ... and an untracked file in the fork tree that makes it pass in place.
+CHEAT_CONFTEST = "import toy.calc\n\ntoy.calc.limit = lambda n: n\n"
+
+
+def test_untracked_file_that_changes_green_is_refused(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg = project(tmp_path, toy_upstream, changes=WRONG_FIX)
+    tree = materialize(cfg)
+    honest = prove(cfg, tree, related=False, out_dir=tmp_path / "h", stream=False)
+    assert not honest.valid
+    assert honest.classification.ids("FAIL_TO_FAIL") == [FIX_ID]
+    (tree.path / "tests/conftest.py").write_text(CHEAT_CONFTEST)
+    out = tmp_path / "r"
+    with pytest.raises(ForkkitError) as err:
+        prove(cfg, tree, related=False, out_dir=out, stream=False)
+    msg = str(err.value)
+    assert msg.startswith(f"{tree.path}: uncommitted changes in the fork tree")
+    assert "(1 file(s): tests/conftest.py)" in msg
+    assert "commit them and run 'forkkit export', or move them out" in msg
+    assert (out / "FAILED.txt").is_file() and not (out / "red_green.json").exists()
+
+
+def test_tests_writing_into_the_fork_tree_make_the_proof_invalid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    writer = FIX_TEST + "\n\ndef test_writes():\n    open('stray.txt', 'w').close()\n"
+    changes = [
+        ("[Bugfix] limit", {"toy/calc.py": FIXED_CALC, "tests/test_fix.py": writer})
+    ]
+    cfg = project(tmp_path, toy_upstream, changes=changes)
+    tree = materialize(cfg)
+    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert not result.valid
+    assert any(
+        "fork tree changed while pytest ran in it (stray.txt)" in p
+        for p in result.problems
+    ), result.problems
+
+
+def test_failed_run_replaces_the_previous_valid_report(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    out = tmp_path / "r"
+    assert prove(toy_project, tree, related=False, out_dir=out, stream=False).valid
+    assert json.loads((out / "red_green.json").read_text())["valid"] is True
+    with pytest.raises(ForkkitError, match="unrecognized arguments: --bogus-opt"):
+        prove(
+            toy_project,
+            tree,
+            related=False,
+            pytest_args=["--bogus-opt"],
+            out_dir=out,
+            stream=False,
+        )
+    assert not (out / "red_green.json").exists()
+    assert not (out / "red_green.md").exists()
+    assert not (out / "red_green_green.xml").exists()
+    assert "this run did not finish" in (out / "FAILED.txt").read_text()
+    assert "--bogus-opt" in (out / "red_green_red.log").read_text()
+    # Without --out: a fresh folder published as <workdir>/reports/red_green.
+    published = toy_project.work.report_dir("red_green")
+    result = prove(toy_project, tree, related=False, stream=False)
+    assert result.out_dir == published
+    assert json.loads((published / "red_green.json").read_text())["valid"] is True
+    assert not list(toy_project.work.runs.iterdir())
+
+
+def test_concurrent_runs_read_only_their_own_junit(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    """A on one fork hangs in red while B proves another fork on the same
+    workdir; A's red pytest then dies without JUnit: A must not read B's."""
+    slow = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
+    mark = tmp_path / "mark"
+    env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC}
+    cmd = [sys.executable, "-m", "forkkit", "--config", str(slow.path), "red-green"]
+    a = subprocess.Popen(
+        [*cmd, "--no-related"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not mark.exists():
+            assert a.poll() is None, a.communicate()
+            assert time.monotonic() < deadline, "red never started"
+            time.sleep(0.1)
+        b_tree = materialize(toy_project, dest=tmp_path / "fork-b")
+        b = prove(toy_project, b_tree, related=False, stream=False)
+        assert b.valid, b.problems
+        pid = int(mark.read_text().split(" ", 1)[0])
+        os.kill(pid, signal.SIGKILL)  # A's red dies before writing its JUnit
+        out, err = a.communicate(timeout=60)
+    finally:
+        if a.poll() is None:
+            a.kill()
+    assert a.returncode == 1, err
+    assert "❌ **invalid**" in out and "no JUnit XML" in out
+
+
+def test_out_folder_with_foreign_files_is_refused(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("keep me\n")
+    with pytest.raises(ForkkitError, match=r"mine: holds 1 file\(s\) forkkit did not"):
+        prove(toy_project, tree, out_dir=out, stream=False)
+    assert [p.name for p in out.iterdir()] == ["thesis.tex"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--", "-k", "selects_nothing"], ["--timeout", "4"]],
+    ids=["none", "timeout"],
+)
+def test_exit_code_is_1_when_nothing_ran_or_a_run_is_partial(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    extra: list[str],
+) -> None:
+    cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
+    env = {**os.environ, "TOY_MARK": str(tmp_path / "mark"), "PYTHONPATH": SRC}
+    cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
+    proc = subprocess.run(
+        [*cmd, "--no-related", *extra], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "❌ **invalid**" in proc.stdout
 
 
 def test_run_with_runtime_from_reusable(
@@ -289,7 +454,7 @@ def test_interrupt_during_red_restores_fix(
     env = {
         **os.environ,
         "TOY_MARK": str(mark),
-        "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+        "PYTHONPATH": SRC,
     }
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
     proc = subprocess.Popen(
@@ -312,8 +477,11 @@ def test_interrupt_during_red_restores_fix(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + sig, err  # 130 for SIGINT, 143 for SIGTERM
     assert "forkkit: interrupted" in err
+    failed = cfg.work.report_dir("red_green") / "FAILED.txt"
+    assert f"Interrupted: {sig.name}" in failed.read_text()
+    assert not (cfg.work.report_dir("red_green") / "red_green.json").exists()
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid), 0)  # the hanging pytest is gone, not orphaned
     assert not Path(cwd).exists()
@@ -330,7 +498,7 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
     env = {
         **os.environ,
         "TOY_MARK": str(mark),
-        "PYTHONPATH": str(Path(__file__).parents[2] / "src"),
+        "PYTHONPATH": SRC,
     }
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
     proc = subprocess.Popen([*cmd, "--no-related"], env=env, stderr=subprocess.PIPE)
@@ -348,9 +516,9 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
         with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), signal.SIGKILL)  # the orphaned red pytest
     assert Path(cwd).is_dir()
-    assert len(tree.git.out("worktree", "list").splitlines()) == 2
+    assert worktrees(tree.repo) == 2
     # The fork tree itself was never touched, even by a SIGKILL.
-    assert tree.git.is_clean()
+    assert tree.repo.dirty() == []
     assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
     result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
     assert result.valid, result.problems
@@ -375,7 +543,7 @@ def test_node_id_and_helpers() -> None:
     assert resolve_parallel("auto", cpus=8) is True
     assert resolve_parallel("on") and not resolve_parallel("off")
 
-    def rep(**outcomes: str) -> junit.JunitReport:
+    def rep(**outcomes: junit.Outcome) -> junit.JunitReport:
         return junit.JunitReport(
             tests={
                 f"m::{k}": junit.TestOutcome(f"m::{k}", v, 0.0)
@@ -392,13 +560,13 @@ def test_node_id_and_helpers() -> None:
 def test_scratch_worktrees_nest_without_clobbering(toy_project: ForkConfig) -> None:
     tree = materialize(toy_project)
     with (
-        scratch_worktree(tree.git, "base", "x") as a,
-        scratch_worktree(tree.git, "HEAD", "x") as b,
+        tree.repo.worktree("base", "x") as a,
+        tree.repo.worktree("HEAD", "x") as b,
     ):
-        assert a.cwd != b.cwd
-        assert "n - 1" in (a.cwd / "toy/calc.py").read_text()
-        assert (b.cwd / "toy/calc.py").read_text() == FIXED_CALC
-        assert len(tree.git.out("worktree", "list").splitlines()) == 3
+        assert a.path != b.path
+        assert "n - 1" in (a.path / "toy/calc.py").read_text()
+        assert (b.path / "toy/calc.py").read_text() == FIXED_CALC
+        assert worktrees(tree.repo) == 3
     assert_fork_intact(tree)
 
 

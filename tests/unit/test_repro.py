@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from forkkit import repro, testenv
+from forkkit import cli, repro, testenv
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.forktree import materialize
@@ -25,7 +25,8 @@ from forkkit.repro import (
     render_markdown,
     reproduce,
 )
-from forkkit.worktree import scratch_root
+from forkkit.vcs import scratch_root
+from tests.synthetic import SyntheticUpstream, make_project
 
 
 def _row(
@@ -260,8 +261,18 @@ def test_base_runs_with_base_runtime_and_leaves_no_worktree(
     assert (out / f"{stem}-fix.script.json").exists()
     assert (out / f"{stem}-base.script.json").exists()
     assert not scratch_root(tree.path).exists()
-    assert tree.git.is_clean()
+    assert tree.repo.dirty() == []
     assert (tree.path / "toy/calc.py").read_text().count("return n\n") == 1
+    # The report names the trees that ran: HEAD's, and HEAD's with base runtime.
+    repo = tree.repo
+    data = json.loads((out / f"{stem}.json").read_text())
+    assert data["fix_tree"] == repo.tree("HEAD") and data["complete"] is True
+    base_tree = data["base_tree"]
+    assert repo.blob(base_tree, "toy/calc.py") == repo.blob("base", "toy/calc.py")
+    assert repo.blob(base_tree, "tests/test_fix.py") == repo.blob(
+        "HEAD", "tests/test_fix.py"
+    )
+    assert (out / f"{stem}.md").read_text() == render_markdown(result)
 
 
 def test_failing_script_is_one_line_error(
@@ -286,17 +297,94 @@ def test_failing_script_is_one_line_error(
     assert not scratch_root(tree.path).exists()
 
 
-def test_cli_gpu_without_cuda_env_skips(
+def test_untracked_file_in_the_fork_tree_is_refused(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    (tree.path / "toy/fast_calc.py").write_text("def limit(n):\n    return n\n")
+    opts = ReproOptions(prompt_lens=(100,), kinds=("identical",))
+    out = tmp_path / "r"
+    with pytest.raises(ForkkitError) as err:
+        reproduce(toy_project, tree, opts, out, runner=_runner(tmp_path, opts, False))
+    msg = str(err.value)
+    assert "uncommitted changes in the fork tree (1 file(s): toy/fast_calc.py)" in msg
+    assert "commit them and run 'forkkit export', or move them out" in msg
+    assert not (out / "repro-fix.script.json").exists()
+    assert (out / "FAILED.txt").is_file()
+
+
+def test_failed_run_replaces_the_previous_report(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    opts = ReproOptions(prompt_lens=(100,), kinds=("identical",))
+    out = tmp_path / "r"
+    reproduce(toy_project, tree, opts, out, runner=_runner(tmp_path, opts, False))
+    assert (out / "repro-base.script.json").exists()
+    bad = tmp_path / "bad.py"
+    bad.write_text("import sys\nsys.exit(3)\n")
+    env = testenv.TestEnv(Path(sys.executable), {}, "t")
+    runner = Runner(Path(sys.executable), bad, (), False, env)
+    with pytest.raises(ForkkitError, match="fix reproduction failed"):
+        reproduce(toy_project, tree, opts, out, runner=runner)
+    assert not (out / "repro-base.script.json").exists()
+    assert not (out / "repro.json").exists()
+    assert "this run did not finish" in (out / "FAILED.txt").read_text()
+    assert (out / "repro-fix.log").is_file()
+
+
+def test_cli_gpu_without_cuda_env_is_an_error(
     toy_project: ForkConfig,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from forkkit.cli import main
-
     monkeypatch.delenv("FORKKIT_TESTENV_PYTHON")
-    rc = main(["--config", str(toy_project.path), "repro", "--gpu"])
-    assert rc == 0
-    assert capsys.readouterr().out.startswith("SKIPPED: FORKKIT_TESTENV_PYTHON")
+    rc = cli.main(["--config", str(toy_project.path), "repro", "--gpu"])
+    assert rc == 2  # nothing ran: never exit 0
+    err = capsys.readouterr().err
+    assert "FORKKIT_TESTENV_PYTHON is not set, so nothing can run" in err
+
+
+SKIPPING_GPU_SCRIPT = (
+    "import json, sys\n"
+    "doc = dict(schema=1, skipped='no CUDA device')\n"
+    "out = sys.argv[sys.argv.index('--json-out') + 1]\n"
+    "open(out, 'w').write(json.dumps(doc))\n"
+)
+
+
+@pytest.mark.parametrize("case", ["complete", "no-base", "gpu-skipped"])
+def test_cli_exit_code_is_0_only_for_a_complete_measurement(
+    toy_upstream: SyntheticUpstream,
+    toy_project: ForkConfig,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    case: str,
+) -> None:
+    cfg = toy_project
+    if case == "no-base":  # an empty series: the runtime files equal base's
+        cfg = make_project(tmp_path / "empty", toy_upstream, "1.0", changes=[])
+    opts = ReproOptions(prompt_lens=(100,), kinds=("identical",))
+    runner = _runner(tmp_path, opts, gpu=case == "gpu-skipped")
+    if case == "gpu-skipped":
+        runner.script.write_text(SKIPPING_GPU_SCRIPT)
+
+    def make_runner(*args: Any) -> Runner:
+        return runner
+
+    monkeypatch.setattr(repro, "make_runner", make_runner)
+    argv = ["--config", str(cfg.path), "repro", "--prompt-lens", "100"]
+    argv += ["--kinds", "identical", *(["--gpu"] if case == "gpu-skipped" else [])]
+    rc = cli.main(argv)
+    out = capsys.readouterr().out
+    assert rc == (0 if case == "complete" else 1), out
+    if case == "no-base":
+        assert "Base was not run" in out
+    if case == "gpu-skipped":
+        assert out.startswith("SKIPPED: no CUDA device")
+        skipped = cfg.work.report_dir("repro_gpu") / "SKIPPED.txt"
+        assert "nothing was measured" in skipped.read_text()
 
 
 def test_script_is_shipped_next_to_the_module() -> None:

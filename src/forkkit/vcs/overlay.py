@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Overlay commits: one revision's tree with some files taken from another.
+
+Red runs the fork's tests with the runtime files of ``base``. That tree is
+written here as a real commit (no ref names it), so a scratch worktree of it
+is exactly the tree the report names, and nothing is checked out by hand.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from forkkit.errors import ForkkitError
+from forkkit.vcs.repo import Repo
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A commit on top of ``onto`` whose ``paths`` are as at ``source``."""
+
+    commit: str
+    tree: str
+    onto: str
+    source: str
+    paths: tuple[str, ...]
+
+
+def file_entries(
+    repo: Repo, rev: str, paths: Sequence[str]
+) -> dict[str, tuple[str, str]]:
+    """``path -> (mode, blob id)`` of exactly ``paths`` at ``rev`` (absent ones:
+    left out)."""
+    if not paths:
+        return {}
+    out = repo._git.run("ls-tree", "-z", rev, "--", *paths).stdout
+    entries: dict[str, tuple[str, str]] = {}
+    for item in out.split("\0"):
+        if not item:
+            continue
+        meta, path = item.split("\t", 1)
+        mode, kind, obj = meta.split()
+        if path in paths and kind == "blob":
+            entries[path] = (mode, obj)
+    return entries
+
+
+def overlay_commit(
+    repo: Repo, *, onto: str, source: str, paths: Sequence[str], message: str
+) -> Overlay:
+    """Commit ``onto``'s tree with ``paths`` (mode and content) as at ``source``.
+
+    A path ``source`` lacks is removed. The work tree, the index and every
+    ref are left alone: the tree is built in a scratch index.
+    """
+    onto_id, source_id = repo.rev(onto), repo.rev(source)
+    if onto_id is None or source_id is None:
+        missing = onto if onto_id is None else source
+        raise ForkkitError(f"{repo.path}: no revision {missing!r}; materialize first")
+    want = file_entries(repo, source_id, paths)
+    with repo.scratch_index(f"overlay-{threading.get_ident()}") as index:
+        index.read_tree(onto_id)
+        for path in paths:
+            entry = want.get(path)
+            if entry is None:
+                index.set_entry(path, None)
+            else:
+                index.set_entry(path, entry[1], entry[0])
+        tree = index.write_tree()
+    commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
+    return Overlay(
+        commit=commit, tree=tree, onto=onto_id, source=source_id, paths=tuple(paths)
+    )
