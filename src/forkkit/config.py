@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from forkkit.errors import ForkkitError
+from forkkit.workdir import Workdir
 
 
 @dataclass(frozen=True)
@@ -81,9 +84,81 @@ class ForkConfig:
     def root(self) -> Path:
         return self.path.parent
 
+    @property
+    def work(self) -> Workdir:
+        """The workdir: every path under it, its lock and run folders."""
+        return Workdir(self.workdir)
+
     def with_upstream(self, **changes: str) -> ForkConfig:
-        """A copy with some upstream fields replaced (e.g. a rebase target)."""
+        """A copy with some upstream fields replaced (e.g. a rebase target).
+
+        Replaced URLs (e.g. from ``--git-url``) are checked like fork.toml's.
+        """
+        for key, value in changes.items():
+            if value and key in _URL_KEYS:
+                _URL_KEYS[key](value, f"upstream {key}")
         return replace(self, upstream=replace(self.upstream, **changes))
+
+
+# -- URLs ----------------------------------------------------------------
+_GIT_SCHEMES = frozenset(
+    {"http", "https", "ssh", "git", "file", "ftp", "ftps", "git+ssh", "ssh+git"}
+)
+# scp-like ``[user@]host:path`` (git's own rule: no slash before the colon)
+_SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)\S")
+_HELPER = re.compile(r"^[A-Za-z][\w+.-]*::\S")
+
+
+def check_url(value: str, where: str) -> str:
+    """An index or download URL: ``http(s)://HOST/...`` or ``file:///PATH``."""
+    parts = urllib.parse.urlsplit(value)
+    ok = (parts.scheme in ("http", "https") and bool(parts.netloc)) or (
+        parts.scheme == "file" and bool(parts.path)
+    )
+    if not ok or any(c.isspace() for c in value):
+        raise ForkkitError(
+            f"{where}: {value!r} is not an http(s):// or file:// URL; fix the URL"
+        )
+    return value
+
+
+def check_git_url(value: str, where: str) -> str:
+    """A URL git can fetch: a known scheme, ``host:path`` or an absolute path."""
+    scheme, sep, rest = value.partition("://")
+    if sep:
+        ok = scheme.lower() in _GIT_SCHEMES and bool(rest.strip())
+    else:
+        ok = bool(
+            _HELPER.match(value) or _SCP_LIKE.match(value) or Path(value).is_absolute()
+        )
+    if not ok:
+        raise ForkkitError(
+            f"{where}: {value!r} is not a git URL; use https://HOST/REPO, "
+            "ssh://..., HOST:PATH, file:///PATH or an absolute path"
+        )
+    return value
+
+
+_URL_KEYS = {"index_url": check_url, "sdist_url": check_url, "git_url": check_git_url}
+
+
+def check_folder_path(
+    path: Path, *, what: str, fix: str, writable: bool = False
+) -> Path:
+    """Fail in one line unless ``path`` is, or can be created as, a folder.
+
+    ``what`` names the path (e.g. ``the workdir``), ``fix`` says what to do;
+    ``writable``: its nearest existing folder must be writable too.
+    """
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        at = "" if probe == path else f" ({probe} is a file)"
+        raise ForkkitError(f"{path}: {what} is not a folder{at}; {fix}")
+    if writable and not os.access(probe, os.W_OK | os.X_OK):
+        raise ForkkitError(f"{path}: {what} is not writable ({probe}); {fix}")
+    return path
 
 
 def _req(table: dict[str, Any], key: str, where: str, kind: type = str) -> Any:
@@ -145,15 +220,26 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     """Parse and validate ``fork.toml``; errors name the file and the key."""
     path = Path(path).resolve()
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ForkkitError(
-            f"{path}: not found; run from the fork-kit checkout or pass --config"
-        ) from None
+        data = tomllib.loads(_read_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise ForkkitError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
     root = path.parent
     # Other tables are left to the commands that read them (cfg.path).
+    upstream = _upstream(data, path)
+    pt = _table(data, "patches", path.name)
+    where = f"{path.name} [patches]"
+    return ForkConfig(
+        path=path,
+        upstream=upstream,
+        patches_dir=root / _opt(pt, "dir", where, "patches"),
+        series_file=root / _opt(pt, "series", where, "patches/series"),
+        fix=_fix(data, path),
+        testenv=_testenv(data, path),
+        workdir=_workdir(data, path),
+    )
+
+
+def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:
     up = _table(data, "upstream", path.name)
     where = f"{path.name} [upstream]"
     source = _req(up, "source", where)
@@ -174,22 +260,31 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     )
     if source == "git" and not (upstream.git_url and upstream.git_rev):
         raise ForkkitError(f"{where}: source 'git' needs git_url and git_rev")
-    pt = _table(data, "patches", path.name)
+    for key, check in _URL_KEYS.items():
+        if value := getattr(upstream, key):
+            check(value, f"{path} [upstream] {key}")
+    return upstream
+
+
+def _fix(data: dict[str, Any], path: Path) -> FixSpec:
     fx = _table(data, "fix", path.name)
     where = f"{path.name} [fix]"
-    fix = FixSpec(
+    return FixSpec(
         title=_opt(fx, "title", where),
         runtime_files=tuple(_req(fx, "runtime_files", where, list)),
         focused_tests=tuple(_req(fx, "focused_tests", where, list)),
         related_suites=tuple(_req(fx, "related_suites", where, list)),
         deselect=tuple(_req(fx, "deselect", where, list)) if "deselect" in fx else (),
     )
+
+
+def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
     te = _table(data, "testenv", path.name)
     where = f"{path.name} [testenv]"
     env = te.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise ForkkitError(f"{where}: 'env' must be a table of strings")
-    testenv = TestEnvSpec(
+    return TestEnvSpec(
         torch=_req(te, "torch", where),
         requirements=tuple(_req(te, "requirements", where, list))
         if "requirements" in te
@@ -197,17 +292,41 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
         extra=tuple(_req(te, "extra", where, list)) if "extra" in te else (),
         env={str(k): str(v) for k, v in env.items()},
     )
-    # FORKKIT_WORKDIR relocates everything materialized (parallel checkouts).
+
+
+def _workdir(data: dict[str, Any], path: Path) -> Path:
+    """The workdir; FORKKIT_WORKDIR relocates it (parallel checkouts)."""
     wt = _table(data, "workdir", path.name)
     wd = _opt(wt, "path", f"{path.name} [workdir]", ".forkkit")
-    workdir = Path(os.environ.get("FORKKIT_WORKDIR") or root / wd).absolute()
-    where = f"{path.name} [patches]"
-    return ForkConfig(
-        path=path,
-        upstream=upstream,
-        patches_dir=root / _opt(pt, "dir", where, "patches"),
-        series_file=root / _opt(pt, "series", where, "patches/series"),
-        fix=fix,
-        testenv=testenv,
-        workdir=workdir,
+    env_wd = os.environ.get("FORKKIT_WORKDIR")
+    workdir = Path(env_wd or path.parent / wd).absolute()
+    return check_folder_path(
+        workdir,
+        what="the workdir",
+        fix="set FORKKIT_WORKDIR to a folder"
+        if env_wd
+        else f"set [workdir] path in {path} or FORKKIT_WORKDIR to a folder",
     )
+
+
+def _read_text(path: Path) -> str:
+    """The config file's text; one-line errors for a bad path or encoding."""
+    if path.is_dir():
+        raise ForkkitError(
+            f"{path}: a folder, not a config file; pass --config PATH/fork.toml"
+        )
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ForkkitError(
+            f"{path}: not found; run from the fork-kit checkout or pass --config"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ForkkitError(
+            f"{path}: not UTF-8 (byte {exc.start}); save it as UTF-8 (TOML requires it)"
+        ) from None
+    except OSError as exc:
+        raise ForkkitError(
+            f"{path}: cannot read ({exc.strerror}); fix its permissions "
+            "or pass --config"
+        ) from None

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from forkkit.errors import ForkkitError
+
 
 def md_escape(cell: object) -> str:
     """A table cell: pipes escaped, newlines folded."""
@@ -25,9 +27,15 @@ def write_reports(
     out_dir: Path, stem: str, markdown: str, data: dict[str, Any]
 ) -> tuple[Path, Path]:
     """Write ``STEM.md`` and ``STEM.json`` under ``out_dir``; return both paths."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     md = out_dir / f"{stem}.md"
     js = out_dir / f"{stem}.json"
-    md.write_text(markdown)
-    js.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        md.write_text(markdown)
+        js.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    except OSError as exc:
+        raise ForkkitError(
+            f"{exc.filename or out_dir}: cannot write the report ({exc.strerror}); "
+            "pick a writable report folder"
+        ) from None
     return md, js

@@ -139,13 +139,38 @@ def parse_series_file(text: str) -> list[str]:
     return [name for _, name in series_entries(text)]
 
 
-def load_series(series_file: Path, patches_dir: Path) -> Series:
-    """Read and parse every patch named by ``series_file``, in order."""
+def read_series_text(series_file: Path) -> str:
+    """The text of ``series_file``; one-line errors for a bad path or encoding."""
     if not series_file.exists():
         raise ForkkitError(
             f"{series_file}: missing; list the patches to apply, one per line"
         )
-    entries = series_entries(series_file.read_text())
+    if not series_file.is_file():
+        raise ForkkitError(
+            f"{series_file}: not a file; the series lists the patches to apply, "
+            "one per line"
+        )
+    data = _read_bytes(series_file)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ForkkitError(
+            f"{series_file}: not UTF-8 (byte {exc.start}); save it as UTF-8"
+        ) from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ForkkitError(
+            f"{path}: cannot read ({exc.strerror}); fix its permissions"
+        ) from None
+
+
+def load_series(series_file: Path, patches_dir: Path) -> Series:
+    """Read and parse every patch named by ``series_file``, in order."""
+    entries = series_entries(read_series_text(series_file))
     h = hashlib.sha256()
     patches = []
     seen: set[str] = set()
@@ -162,7 +187,33 @@ def load_series(series_file: Path, patches_dir: Path) -> Series:
                 f"{series_file.name}:{lineno}: patch '{name}' not found in "
                 f"{patches_dir}; add the file or remove the line"
             )
-        data = p.read_bytes()
+        data = _read_bytes(p)
         h.update(name.encode() + b"\0" + data + b"\0")
         patches.append(parse_patch_text(data.decode("utf-8", "replace"), p))
     return Series(patches=tuple(patches), digest=h.hexdigest())
+
+
+def rewrite_series_text(old_text: str, names: list[str]) -> str:
+    """``old_text`` with its patch entries replaced by ``names``, comments kept.
+
+    Comment and blank lines stay where they are; the i-th entry line becomes
+    the i-th new name; surplus old entries are dropped and surplus new names
+    follow the last entry (or the end when there was none).
+    """
+    lines = old_text.splitlines()
+    entry_lines = {lineno - 1 for lineno, _ in series_entries(old_text)}
+    out: list[str] = []
+    todo = list(names)
+    last_entry = -1
+    for i, line in enumerate(lines):
+        if i not in entry_lines:
+            out.append(line)
+            continue
+        if todo:
+            comment = line.split("#", 1)[1] if "#" in line else None
+            name = todo.pop(0)
+            out.append(name if comment is None else f"{name}  #{comment}")
+            last_entry = len(out) - 1
+    at = last_entry + 1 if last_entry >= 0 else len(out)
+    out[at:at] = todo
+    return "".join(f"{line}\n" for line in out)

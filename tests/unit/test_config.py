@@ -146,3 +146,81 @@ def test_repository_fork_toml() -> None:
     assert cfg.fix.runtime_files and cfg.fix.focused_tests and cfg.fix.related_suites
     for path in (*cfg.fix.runtime_files, *cfg.fix.focused_tests):
         assert not path.startswith("/")
+
+
+# -- contract 8: bad paths, encodings and URLs are one-line errors -----------
+
+
+def test_config_naming_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(ForkkitError, match=f"{tmp_path}: a folder.*--config"):
+        load_config(tmp_path)
+
+
+def test_config_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "fork.toml"
+    path.write_bytes(MINIMAL.format(sha=SHA).replace("toy", "t\xe9y").encode("latin-1"))
+    with pytest.raises(ForkkitError, match=f"{path}: not UTF-8") as exc:
+        load_config(path)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("index_url", "ht!tp://example.org/simple"),
+        ("index_url", "not a url"),
+        ("index_url", "pypi.org/simple"),
+        ("sdist_url", "ftp//example.org/toy-1.0.tar.gz"),
+        ("sdist_url", "https:///toy-1.0.tar.gz"),
+        ("git_url", "ht!tp://example.org/toy.git"),
+        ("git_url", "not a url"),
+        ("git_url", "relative/path.git"),
+    ],
+)
+def test_malformed_url(tmp_path: Path, key: str, value: str) -> None:
+    text = MINIMAL.format(sha=SHA).replace("[fix]", f'{key} = "{value}"\n\n[fix]')
+    path = _write(tmp_path, text)
+    with pytest.raises(ForkkitError) as exc:
+        load_config(path)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path} [upstream] {key}: {value!r} is not")
+    assert "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("index_url", "https://pypi.org/simple"),
+        ("index_url", "file:///srv/index"),
+        ("sdist_url", "http://127.0.0.1:8000/files/toy-1.0.tar.gz"),
+        ("git_url", "https://github.com/vllm-project/vllm.git"),
+        ("git_url", "git@github.com:vllm-project/vllm.git"),
+        ("git_url", "ssh://git@example.org:2222/toy.git"),
+        ("git_url", "file:///srv/toy.git"),
+        ("git_url", "/srv/toy.git"),
+    ],
+)
+def test_well_formed_url(tmp_path: Path, key: str, value: str) -> None:
+    text = MINIMAL.format(sha=SHA).replace("[fix]", f'{key} = "{value}"\n\n[fix]')
+    cfg = load_config(_write(tmp_path, text))
+    assert getattr(cfg.upstream, key) == value
+
+
+def test_with_upstream_checks_a_replaced_url(tmp_path: Path) -> None:
+    cfg = load_config(_write(tmp_path, MINIMAL.format(sha=SHA)))
+    with pytest.raises(ForkkitError, match="git_url: 'not a url' is not a git URL"):
+        cfg.with_upstream(git_url="not a url", source="git")
+    assert cfg.with_upstream(git_url="/srv/toy.git").upstream.git_url == "/srv/toy.git"
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_workdir_naming_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, under: bool
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    workdir = afile / "wd" if under else afile
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(workdir))
+    with pytest.raises(ForkkitError, match="FORKKIT_WORKDIR") as exc:
+        load_config(_write(tmp_path, MINIMAL.format(sha=SHA)))
+    assert str(exc.value).startswith(f"{workdir}: the workdir is not a folder")

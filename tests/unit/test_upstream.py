@@ -1,21 +1,27 @@
-"""Pristine upstream: index lookup, verified download, cache, extraction."""
+"""Pristine upstream: index lookup, verified download, cache, extraction.
+
+Contract 5: what is read back from the workdir (the cached sdist, the
+extracted tree) is checked against the pin before it becomes ``base``.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from forkkit.config import UpstreamSpec
+from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
-from forkkit.git import Git
+from forkkit.forktree import materialize
 from forkkit.upstream import (
+    EXTRACT_MANIFEST,
+    EXTRACT_MARKER,
     extract_sdist,
     fetch_git_rev,
     fetch_sdist,
@@ -23,6 +29,7 @@ from forkkit.upstream import (
     resolve_sdist,
     sdist_filename_matches,
 )
+from forkkit.vcs import Repo
 from tests.synthetic import BUGGY, SyntheticUpstream, tar_tree
 
 PEP691 = "application/vnd.pypi.simple.v1+json"
@@ -49,8 +56,8 @@ def test_sdist_filename_matches(
     assert sdist_filename_matches(filename, name, version) is expected
 
 
-def _page(files: list[dict[str, object]]) -> dict[str, object]:
-    return {"meta": {"api-version": "1.1"}, "name": "toy", "files": files}
+def _page(files: Sequence[Mapping[str, object]]) -> dict[str, object]:
+    return {"meta": {"api-version": "1.1"}, "name": "toy", "files": list(files)}
 
 
 def test_pick_sdist_from_pep691_page() -> None:
@@ -246,34 +253,172 @@ def test_extract_sdist_is_idempotent(tmp_path: Path) -> None:
     assert extract_sdist(archive, dest, sha) == dest
     assert (dest / "toy" / "calc.py").read_text() == BUGGY["toy/calc.py"]
     assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
+    assert (dest / EXTRACT_MARKER).read_text().strip() == sha
+    assert b"toy/calc.py" in (dest / EXTRACT_MANIFEST).read_bytes()
     calc = dest / "toy" / "calc.py"
     mtime = calc.stat().st_mtime_ns
-    (dest / "scratch").write_text("kept: nothing is re-extracted")
     extract_sdist(archive, dest, sha)
-    assert (dest / "scratch").exists()
-    assert calc.stat().st_mtime_ns == mtime
+    assert calc.stat().st_mtime_ns == mtime  # nothing re-extracted
     # A different archive (sha) replaces the extracted tree.
     archive2, sha2 = up.publish("1.1", {**BUGGY, "toy/new.py": "X = 1\n"})
     extract_sdist(archive2, dest, sha2)
-    assert not (dest / "scratch").exists()
     assert (dest / "toy" / "new.py").exists()
+    assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
+
+
+def _edit_file(dest: Path) -> None:
+    (dest / "toy" / "calc.py").write_text("def limit(n):\n    return n\n")
+
+
+def _add_file(dest: Path) -> None:
+    (dest / "toy" / "extra.py").write_text("EXTRA = 1\n")
+
+
+def _delete_file(dest: Path) -> None:
+    (dest / "toy" / "other.py").unlink()
+
+
+def _make_executable(dest: Path) -> None:
+    (dest / "toy" / "calc.py").chmod(0o755)
+
+
+def _replace_with_symlink(dest: Path) -> None:
+    (dest / "toy" / "other.py").unlink()
+    (dest / "toy" / "other.py").symlink_to("calc.py")
+
+
+def _edit_marker_only(dest: Path) -> None:
+    """A marker of an older forkkit (no manifest) is not trusted."""
+    (dest / EXTRACT_MANIFEST).unlink()
+    _edit_file(dest)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _edit_file,
+        _add_file,
+        _delete_file,
+        _make_executable,
+        _replace_with_symlink,
+        _edit_marker_only,
+    ],
+)
+def test_an_edited_extracted_tree_is_extracted_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: object
+) -> None:
+    """Contract 5: the marker alone never vouches for edited files."""
+    assert callable(edit)
+    up = SyntheticUpstream(tmp_path / "up")
+    archive, sha = up.publish("1.0", BUGGY)
+    dest = tmp_path / "src" / "toy-1.0"
+    extract_sdist(archive, dest, sha)
+    pristine = _files(dest)
+    edit(dest)
+    capsys.readouterr()
+    extract_sdist(archive, dest, sha)
+    assert _files(dest) == pristine
+    err = capsys.readouterr().err
+    assert "extracting" in err
+    assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
+
+
+def _files(root: Path) -> dict[str, tuple[bool, bool, str]]:
+    """Every file: (symlink, executable, text), marker files left out."""
+    return {
+        str(p.relative_to(root)): (
+            p.is_symlink(),
+            bool(p.lstat().st_mode & 0o111),
+            p.read_text(),
+        )
+        for p in root.rglob("*")
+        if not p.is_dir() and p.name not in (EXTRACT_MARKER, EXTRACT_MANIFEST)
+    }
+
+
+def test_an_edited_upstream_folder_never_reaches_base(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    """A fresh fork tree is built from pristine files, not from edited ones."""
+    materialize(toy_project)
+    extracted = toy_project.work.upstream("toy", "1.0")
+    (extracted / "toy" / "other.py").write_text("def name():\n    return 'EDIT'\n")
+    tree = materialize(toy_project, dest=tmp_path / "fresh")
+    assert (tree.path / "toy" / "other.py").read_text() == BUGGY["toy/other.py"]
+    assert (extracted / "toy" / "other.py").read_text() == BUGGY["toy/other.py"]
+    # forkkit's own records beside the files never reach the pristine tree
+    assert not (tree.path / EXTRACT_MARKER).exists()
+    assert not (tree.path / EXTRACT_MANIFEST).exists()
+
+
+def test_extract_refuses_an_archive_that_differs_from_the_pin(
+    tmp_path: Path,
+) -> None:
+    up = SyntheticUpstream(tmp_path / "up")
+    archive, sha = up.publish("1.0", BUGGY)
+    archive.write_bytes(tar_tree({**BUGGY, "toy/evil.py": "X = 1\n"}, "toy-1.0"))
+    dest = tmp_path / "src" / "toy-1.0"
+    with pytest.raises(ForkkitError, match=f"does not match the pin {sha}"):
+        extract_sdist(archive, dest, sha)
+    assert not dest.exists()
+
+
+def test_a_cached_sdist_from_sdist_url_is_verified(tmp_path: Path) -> None:
+    """The cached file of an explicit sdist_url is checked on every use."""
+    up = SyntheticUpstream(tmp_path / "up")
+    archive, sha = up.publish("1.0", BUGGY)
+    spec = UpstreamSpec("toy", "sdist", "1.0", sha, "", "", "", archive.as_uri())
+    cache = tmp_path / "cache"
+    cached = fetch_sdist(spec, cache)
+    cached.write_bytes(tar_tree({**BUGGY, "toy/evil.py": "X = 1\n"}, "toy-1.0"))
+    with pytest.raises(ForkkitError, match="does not match the pin"):
+        fetch_sdist(spec, cache)
+    assert fetch_sdist(spec, cache).read_bytes() == archive.read_bytes()
+
+
+def test_a_sdist_cache_that_is_a_file_is_a_one_line_error(tmp_path: Path) -> None:
+    up = SyntheticUpstream(tmp_path / "up")
+    archive, sha = up.publish("1.0", BUGGY)
+    spec = UpstreamSpec("toy", "sdist", "1.0", sha, "", "", "", archive.as_uri())
+    cache = tmp_path / "cache"
+    cache.write_text("a file")
+    with pytest.raises(ForkkitError, match=f"{cache}: .*not a folder") as exc:
+        fetch_sdist(spec, cache)
+    assert "\n" not in str(exc.value)
 
 
 def test_extract_rejects_a_non_sdist(tmp_path: Path) -> None:
     bad = tmp_path / "toy-1.0.tar.gz"
     bad.write_bytes(b"not a tarball")
+    sha = hashlib.sha256(b"not a tarball").hexdigest()
     with pytest.raises(ForkkitError, match=r"toy-1\.0\.tar\.gz: cannot extract"):
-        extract_sdist(bad, tmp_path / "out", "x")
+        extract_sdist(bad, tmp_path / "out", sha)
 
 
 def test_fetch_git_rev_by_tag_branch_and_sha(tmp_path: Path) -> None:
     up = SyntheticUpstream(tmp_path / "up")
     up.publish("1.0", BUGGY)
     up.publish("1.1", {**BUGGY, "toy/new.py": "X = 1\n"})
-    git = Git.init(tmp_path / "repo")
+    git = Repo.init(tmp_path / "repo")
     for url in (str(up.bare), up.bare.as_uri()):
         assert fetch_git_rev(git, url, "v1.0") == up.rev("1.0")
         assert fetch_git_rev(git, url, "main") == up.rev("1.1")
         assert fetch_git_rev(git, url, up.rev("1.0")) == up.rev("1.0")
     with pytest.raises(ForkkitError, match="revision 'v9' not found"):
         fetch_git_rev(git, str(up.bare), "v9")
+
+
+@pytest.mark.parametrize("url", ["ht!tp://example.org/x.git", "not a url"])
+def test_fetch_git_rev_refuses_a_malformed_url(tmp_path: Path, url: str) -> None:
+    repo = Repo.init(tmp_path / "repo")
+    with pytest.raises(ForkkitError, match="is not a git URL") as exc:
+        fetch_git_rev(repo, url, "v1.0")
+    assert repr(url) in str(exc.value)
+
+
+def test_an_sdist_url_without_a_file_name_is_refused(tmp_path: Path) -> None:
+    url = "https://example.org/files/"
+    spec = UpstreamSpec("toy", "sdist", "1.0", "0" * 64, "", "", "", url)
+    with pytest.raises(ForkkitError, match="does not end in a file name"):
+        fetch_sdist(spec, tmp_path / "cache")
+    assert not any((tmp_path / "cache").iterdir())

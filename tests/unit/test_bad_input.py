@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Contract 8: bad input or a bad environment never shows a traceback.
+
+Each case runs the real command line (``python -m forkkit``) as a user would
+and expects exit 2, exactly one stderr line ``forkkit: error: ...`` naming
+the path, and nothing changed in the project or the workdir (the advice
+test is in test_advice.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from forkkit.cli import _build_parser
+from forkkit.config import ForkConfig
+
+BAD_URLS = ["ht!tp://example.org/simple", "not a url"]
+# Extra arguments a command needs to get past argument parsing.
+REQUIRED_ARGS = {
+    "reconcile": ["--with", "competitor.patch"],
+    "rebase": ["--onto", "toy==1.1"],
+}
+# Lock bookkeeping a writing command may leave at the top of the workdir.
+LOCK_FILES = frozenset({".lock", ".lock-holder.json"})
+
+
+def forkkit_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, drop_dac: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``python -m forkkit ARGS``; ``drop_dac``: without root's access override."""
+    prefix = _without_dac_override() if drop_dac else []
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "forkkit", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _without_dac_override() -> list[str]:
+    """A prefix that makes permission bits apply (root ignores them)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permissions do not apply")
+    prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search", "--"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip("cannot drop CAP_DAC_OVERRIDE here: permissions do not apply")
+    return prefix
+
+
+def assert_one_line_error(
+    proc: subprocess.CompletedProcess[str], *needles: str
+) -> None:
+    """Exit 2, one stderr line ``forkkit: error: ...`` containing ``needles``."""
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("forkkit: error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Every file and folder under some roots: path, mode and content.
+
+    The roots themselves and the workdir's lock files are left out: taking
+    the lock may create an empty workdir.
+    """
+
+    entries: dict[str, tuple[int, bytes]]
+
+    @classmethod
+    def of(cls, *roots: Path) -> Snapshot:
+        entries: dict[str, tuple[int, bytes]] = {}
+        for root in roots:
+            if not root.exists():
+                continue
+            for path in sorted(root.rglob("*")):
+                if path.parent == root and path.name in LOCK_FILES:
+                    continue
+                st = path.lstat()
+                data = path.read_bytes() if stat.S_ISREG(st.st_mode) else b""
+                entries[str(path)] = (st.st_mode, data)
+        return cls(entries)
+
+    def assert_same(self, *roots: Path) -> None:
+        after = Snapshot.of(*roots).entries
+        changed = sorted(
+            p
+            for p in self.entries.keys() | after.keys()
+            if self.entries.get(p) != after.get(p)
+        )
+        assert not changed, f"changed: {changed[:5]}"
+
+
+@pytest.fixture
+def project(toy_project: ForkConfig) -> Iterator[ForkConfig]:
+    """The toy project; permissions restored afterwards (tmp cleanup)."""
+    yield toy_project
+    for path in (toy_project.root, toy_project.workdir):
+        if path.exists():
+            for p in (path, *path.rglob("*")):
+                if not p.is_symlink():
+                    p.chmod(p.stat().st_mode | stat.S_IRWXU)
+
+
+def _run(
+    cfg: ForkConfig, *args: str, drop_dac: bool = False
+) -> tuple[subprocess.CompletedProcess[str], Snapshot]:
+    """Run a command on ``cfg``; return it and the snapshot taken before it."""
+    before = Snapshot.of(cfg.root, cfg.workdir)
+    proc = forkkit_cli(
+        "--config", str(cfg.path), *args, cwd=cfg.root, drop_dac=drop_dac
+    )
+    return proc, before
+
+
+# -- the config file -----------------------------------------------------
+
+
+def test_config_naming_a_folder(tmp_path: Path) -> None:
+    proc = forkkit_cli("--config", str(tmp_path), "fetch", cwd=tmp_path)
+    assert_one_line_error(proc, str(tmp_path), "--config")
+
+
+def test_config_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "fork.toml"
+    path.write_bytes(b'[upstream]\nname = "caf\xe9"\n')
+    proc = forkkit_cli("--config", str(path), "fetch", cwd=tmp_path)
+    assert_one_line_error(proc, str(path), "UTF-8")
+
+
+def test_config_missing(tmp_path: Path) -> None:
+    path = tmp_path / "nope.toml"
+    proc = forkkit_cli("--config", str(path), "fetch", cwd=tmp_path)
+    assert_one_line_error(proc, str(path), "not found")
+    assert not list(tmp_path.iterdir())
+
+
+def test_config_unreadable(project: ForkConfig) -> None:
+    project.path.chmod(0)
+    proc, before = _run(project, "fetch", drop_dac=True)
+    assert_one_line_error(proc, str(project.path), "cannot read")
+    before.assert_same(project.root, project.workdir)
+
+
+@pytest.mark.parametrize("bad", BAD_URLS)
+@pytest.mark.parametrize("key", ["index_url", "sdist_url", "git_url"])
+def test_malformed_url_in_config(project: ForkConfig, key: str, bad: str) -> None:
+    text = project.path.read_text()
+    text = re.sub(rf'^{key} = ".*"$', f'{key} = "{bad}"', text, flags=re.M)
+    project.path.write_text(text)
+    proc, before = _run(project, "materialize")
+    assert_one_line_error(proc, str(project.path), key, repr(bad))
+    before.assert_same(project.root, project.workdir)
+
+
+@pytest.mark.parametrize("bad", BAD_URLS)
+def test_malformed_git_url_option(project: ForkConfig, bad: str) -> None:
+    proc, before = _run(project, "materialize", "--git-url", bad, "--rev", "v1.0")
+    assert_one_line_error(proc, repr(bad), "git_url")
+    before.assert_same(project.root, project.workdir)
+
+
+# -- the workdir ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["fetch", "materialize"])
+def test_read_only_sdist_cache(project: ForkConfig, command: str) -> None:
+    cache = project.workdir / "cache" / "sdist"
+    cache.mkdir(parents=True)
+    cache.chmod(0o555)
+    proc, before = _run(project, command, drop_dac=True)
+    assert_one_line_error(proc, str(cache), "writable")
+    before.assert_same(project.root, project.workdir)
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser, _ = _build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+@pytest.mark.parametrize("under", [False, True])
+def test_workdir_naming_a_file(
+    project: ForkConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    command: str,
+    under: bool,
+) -> None:
+    """FORKKIT_WORKDIR naming a file (or a folder under a file): every command."""
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    workdir = afile / "wd" if under else afile
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(workdir))
+    before = Snapshot.of(project.root, tmp_path / "afile")
+    proc = forkkit_cli(
+        "--config",
+        str(project.path),
+        command,
+        *REQUIRED_ARGS.get(command, []),
+        cwd=project.root,
+    )
+    assert_one_line_error(proc, str(workdir), "FORKKIT_WORKDIR")
+    before.assert_same(project.root, tmp_path / "afile")
+
+
+def _commands_with(option: str) -> list[str]:
+    return sorted(
+        name
+        for name, p in _commands().items()
+        if any(option in a.option_strings for a in p._actions)
+    )
+
+
+@pytest.mark.parametrize("command", _commands_with("--out"))
+@pytest.mark.parametrize("under", [False, True])
+def test_out_naming_a_file(
+    project: ForkConfig, tmp_path: Path, command: str, under: bool
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    out = afile / "reports" if under else afile
+    before = Snapshot.of(project.root, project.workdir, afile)
+    proc = forkkit_cli(
+        "--config",
+        str(project.path),
+        command,
+        *REQUIRED_ARGS.get(command, []),
+        "--out",
+        str(out),
+        cwd=project.root,
+    )
+    assert_one_line_error(proc, str(out))
+    before.assert_same(project.root, project.workdir, afile)
+
+
+# -- patches/ ------------------------------------------------------------
+
+
+def test_series_not_utf8(project: ForkConfig) -> None:
+    project.series_file.write_bytes(b"# caf\xe9\n" + project.series_file.read_bytes())
+    proc, before = _run(project, "materialize")
+    assert_one_line_error(proc, str(project.series_file), "UTF-8")
+    before.assert_same(project.root, project.workdir)
+
+
+def test_series_naming_a_folder(project: ForkConfig) -> None:
+    project.series_file.unlink()
+    project.series_file.mkdir()
+    proc, before = _run(project, "materialize")
+    assert_one_line_error(proc, str(project.series_file))
+    before.assert_same(project.root, project.workdir)
+
+
+def test_series_unreadable(project: ForkConfig) -> None:
+    project.series_file.chmod(0)
+    proc, before = _run(project, "materialize", drop_dac=True)
+    assert_one_line_error(proc, str(project.series_file), "cannot read")
+    before.assert_same(project.root, project.workdir)
+
+
+def test_patch_unreadable(project: ForkConfig) -> None:
+    patch = next(project.patches_dir.glob("0001-*.patch"))
+    patch.chmod(0)
+    proc, before = _run(project, "materialize", drop_dac=True)
+    assert_one_line_error(proc, str(patch), "cannot read")
+    before.assert_same(project.root, project.workdir)
