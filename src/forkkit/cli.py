@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from forkkit import txn
-from forkkit.cliopts import add_dest_option, add_upstream_options
+from forkkit.cliopts import add_dest_option, add_upstream_options, check_path_options
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.progress import say
@@ -106,23 +106,17 @@ def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 
 def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.forktree import BASE_TAG
-    from forkkit.pytest_run import run_pytest
-    from forkkit.testenv import ensure_testenv
-    from forkkit.vcs import Repo
+    from forkkit.suites import run_suites
 
     tree = _tree_for_tests(cfg, args.dest, args.pristine)
-    out = args.out or cfg.work.report_dir("suites")
-    targets = args.tests or list(cfg.fix.related_suites)
-    extra = list(args.pytest_args)
-    if args.pristine:
-        # A scratch worktree at base: the fork tree itself is never touched.
-        with Repo(tree).worktree(BASE_TAG, "pristine") as wt:
-            env = ensure_testenv(cfg, wt.path)
-            run = run_pytest(env, wt.path, targets, out, "suites", extra)
-    else:
-        env = ensure_testenv(cfg, tree)
-        run = run_pytest(env, tree, targets, out, "suites", extra)
+    run = run_suites(
+        cfg,
+        tree,
+        args.tests or list(cfg.fix.related_suites),
+        list(args.pytest_args),
+        out=args.out,
+        pristine=args.pristine,
+    )
     print(f"junit: {run.junit}", file=sys.stderr)
     return 0 if run.returncode == 0 else 1
 
@@ -245,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with signals_raise():
             cfg = _spec(load_config(args.config), args)
+            check_path_options(args)
             return _run(handler, args, cfg)
     except ForkkitError as exc:
         msg = " ".join(str(exc).split("\n"))

@@ -26,7 +26,13 @@ from forkkit.forktree import (
     series_tree,
 )
 from forkkit.progress import say
-from forkkit.series import Series, load_series, parse_series_file, rewrite_series_text
+from forkkit.series import (
+    Series,
+    load_series,
+    parse_series_file,
+    read_series_text,
+    rewrite_series_text,
+)
 from forkkit.txn import FileTransaction
 from forkkit.vcs import Repo
 
@@ -126,8 +132,9 @@ def export_series(
     """Write ``base..HEAD`` of the fork tree back to ``patches/``.
 
     ``rewrite`` accepts a HEAD that rewrote the built series (still on
-    branch ``fork``, on top of ``base``). A build that was interrupted (a materialize, or the rebuild at the end of
-    an earlier export) is finished first; it holds no commits of the user's.
+    branch ``fork``, on top of ``base``). A build that was interrupted (a
+    materialize, or the rebuild at the end of an earlier export) is finished
+    first; it holds no commits of the user's.
     """
     tree_path = (dest or cfg.work.fork).absolute()
     patches_dir, series_file = cfg.patches_dir, cfg.series_file
@@ -141,7 +148,7 @@ def export_series(
     tree = _built(repo, series, rewrite=rewrite)
     head = repo.rev("HEAD") or tree.head
     _check_tree(repo, tree, series, head)
-    old_text = series_file.read_text()
+    old_text = read_series_text(series_file)
     old_names = parse_series_file(old_text)
     unknown = tuple(
         sorted(

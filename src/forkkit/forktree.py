@@ -10,6 +10,7 @@ records do not prove that forkkit built it is never reset, whatever the flags.
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,13 @@ from forkkit.errors import ForkkitError
 from forkkit.forkstate import ForkTree
 from forkkit.progress import say, step
 from forkkit.series import Patch, Series, hunk_at, load_series
-from forkkit.upstream import extract_sdist, fetch_git_rev, fetch_sdist
+from forkkit.upstream import (
+    EXTRACT_MANIFEST,
+    EXTRACT_MARKER,
+    extract_sdist,
+    fetch_git_rev,
+    fetch_sdist,
+)
 from forkkit.vcs import ApplyResult, Repo
 from forkkit.workdir import Workdir
 
@@ -63,7 +70,7 @@ def tree_of_directory(repo: Repo, src: Path) -> str:
     sdists ship files their .gitignore names, so ignore rules do not apply.
     """
     with repo.scratch_index("tree") as index:
-        index.add_directory(src, exclude=(".forkkit-extracted", ".forkkit-manifest"))
+        index.add_directory(src, exclude=(EXTRACT_MARKER, EXTRACT_MANIFEST))
         return index.write_tree()
 
 
@@ -163,7 +170,7 @@ def _open(dest: Path) -> Repo:
     except OSError as exc:
         raise ForkkitError(
             f"{dest}: cannot create the fork tree ({exc.strerror}); "
-            "pick a writable folder with --dest"
+            "pick a writable folder (forkkit materialize --dest DIR)"
         ) from None
 
 
@@ -196,7 +203,7 @@ def _check(
         raise LocalChangesError(
             repo.path,
             "an interrupted build has commits of yours on top; save them with "
-            "git format-patch, or rerun with --force to discard them",
+            "git format-patch, or discard them with 'forkkit materialize --force'",
         )
     tree = rec.tree
     if tree is not None and head == tree.head:
@@ -209,7 +216,7 @@ def _check(
             repo.path,
             f"uncommitted or untracked files in the fork tree ({_more(dirty)}) "
             "would be lost by the rebuild; commit them and run 'forkkit export', "
-            "move them away, or rerun with --force to discard them",
+            "move them away, or discard them with 'forkkit materialize --force'",
         )
     if tree is not None and head == tree.head:
         return None  # our own build of another series or pin
@@ -234,14 +241,14 @@ def _moved(
         return LocalChangesError(
             repo.path,
             f"{n} commit(s) of yours on top of the built series; {why}, "
-            "or rerun with --force to discard them",
+            "or discard them with 'forkkit materialize --force'",
         )
     where = f"branch {branch}" if branch else f"{head[:12]} (detached)"
     return LocalChangesError(
         repo.path,
         f"HEAD is at {where}, not at the built series; check out "
         f"'{FORK_BRANCH}' again (git -C {repo.path} checkout {FORK_BRANCH}), "
-        "or rerun with --force",
+        "or discard your state with 'forkkit materialize --force'",
     )
 
 
@@ -263,12 +270,14 @@ def materialize(
     spec = spec or cfg.upstream
     series = series or load_series(cfg.series_file, cfg.patches_dir)
     dest = (dest or cfg.work.fork).absolute()
+    made = [p for p in (dest, dest / ".git") if not p.exists()]
     repo = _open(dest)
     rec = forkstate.read(repo)
     if repo.rev("HEAD") is not None and not rec.ours:
         raise ForkkitError(
             f"{dest}: a git repository forkkit did not build; forkkit never "
-            "resets it (not even with --force): pick another folder with --dest"
+            "resets it, not even with --force: pick another folder "
+            "(forkkit materialize --dest DIR)"
         )
     if not force:
         current = _check(repo, rec, spec=spec, series=series)
@@ -277,7 +286,14 @@ def materialize(
             return current
     elif rec.building:
         say(f"{dest}: finishing an interrupted build")
-    return _build(repo, cfg=cfg, spec=spec, series=series)
+    try:
+        return _build(repo, cfg=cfg, spec=spec, series=series)
+    except SeriesStopped:
+        raise
+    except BaseException:
+        if made and repo.rev("HEAD") is None:  # leave no empty repo of ours behind
+            shutil.rmtree(made[0], ignore_errors=True)
+        raise
 
 
 def _build(

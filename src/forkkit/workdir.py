@@ -15,13 +15,13 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
+from forkkit.process import pid_alive
 
 LOCK_FILE = ".lock"
 HOLDER_FILE = ".lock-holder.json"
@@ -171,18 +171,21 @@ class Workdir:
         the previous run's report looking current.
         """
         self.ensure()
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        path = self.runs / f"{stem}-{stamp}-{os.getpid()}"
-        path.mkdir(parents=True)
-        run = RunFolder(path=path, dest=self.report_dir(stem))
         try:
+            self.runs.mkdir(exist_ok=True)
+            _prune_dead_runs(self.runs, f"{stem}-")
+            path = Path(
+                tempfile.mkdtemp(prefix=f"{stem}-{os.getpid()}-", dir=self.runs)
+            )
+        except OSError as exc:
+            raise ForkkitError(
+                f"{self.runs}: cannot create a run folder ({exc.strerror or exc}); "
+                "check the workdir's permissions or set FORKKIT_WORKDIR"
+            ) from None
+        dest = self.report_dir(stem)
+        _retire(dest, path)
+        with publishing(RunFolder(path=path, dest=dest)) as run:
             yield run
-        except BaseException as exc:
-            note = f"{type(exc).__name__}: {exc}".strip()
-            (path / "FAILED.txt").write_text(f"this run did not finish: {note}\n")
-            run.publish()
-            raise
-        run.publish()
 
 
 @dataclass(frozen=True)
@@ -235,8 +238,21 @@ def run_folder_at(dest: Path, stem: str) -> Iterator[RunFolder]:
             f"{dest}: cannot create the report folder ({exc.strerror or exc}); "
             "pick a writable folder"
         ) from None
+    _retire(dest, path)
     with publishing(RunFolder(path=path, dest=dest)) as run:
         yield run
+
+
+def _retire(dest: Path, run: Path) -> None:
+    """Remove the previous report at the start of a run.
+
+    Even a run killed with SIGKILL then leaves no earlier report looking
+    current; the old folder is renamed first, so it never shows half-deleted.
+    """
+    if dest.is_dir():
+        old = run.with_name(f"{run.name}.previous")
+        os.replace(dest, old)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 @contextmanager
@@ -274,15 +290,5 @@ def _prune_dead_runs(parent: Path, prefix: str) -> None:
     """Remove staging folders of runs killed before they could publish."""
     for old in parent.glob(f"{prefix}*-*"):
         pid = old.name[len(prefix) :].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
             shutil.rmtree(old, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -12,8 +12,8 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.config import ForkConfig
-from forkkit.vcs.git import Git
 from forkkit.junit import parse_junit
+from forkkit.vcs.git import Git
 from tests.synthetic import FIXED_CALC
 
 

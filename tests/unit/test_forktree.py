@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from forkkit import forkstate
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit import forkstate
 from forkkit.export import ExportResult, export_series
 from forkkit.forktree import (
     BASE_TAG,
@@ -20,8 +20,8 @@ from forkkit.forktree import (
     ForkTree,
     materialize,
 )
-from forkkit.vcs.git import Git
 from forkkit.series import load_series
+from forkkit.vcs.git import Git
 from tests.synthetic import (
     BUGGY,
     FIX_TEST,

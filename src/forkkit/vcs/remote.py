@@ -34,4 +34,6 @@ def fetch_rev(repo: Repo, *, url: str, rev: str) -> str:
         sha = git.rev(cand)
         if sha:
             return sha
-    raise ForkkitError(f"{url}: revision {rev!r} not found; check git_rev / --rev")
+    raise ForkkitError(
+        f"{url}: revision {rev!r} not found; check the revision (git_rev in fork.toml)"
+    )

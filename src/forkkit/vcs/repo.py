@@ -161,7 +161,9 @@ class Repo:
     # -- the work tree ----------------------------------------------------
     def dirty(self) -> list[str]:
         """Modified, staged or untracked (not ignored) paths, sorted."""
-        out = self._git.run("status", "--porcelain", "-z", "--untracked-files=all")
+        # --no-renames: a rename is "R  new\0old", whose old path has no prefix
+        args = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"]
+        out = self._git.run(*args)
         paths = [e[3:] for e in out.stdout.split("\0") if len(e) > 3]
         return sorted(set(paths))
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from forkkit.process import pid_alive
 from forkkit.progress import say
 from forkkit.vcs.git import Git
 
@@ -19,16 +20,6 @@ def scratch_root(repo: Path) -> Path:
     return repo.parent / SCRATCH_DIR
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def prune_stale(git: Git) -> list[Path]:
     """Remove scratch worktrees left behind by a killed forkkit (dead pid)."""
     removed: list[Path] = []
@@ -36,7 +27,7 @@ def prune_stale(git: Git) -> list[Path]:
     if root.is_dir():
         for wt in sorted(root.glob(f"{git.cwd.name}-*-*")):
             pid = wt.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and not _pid_alive(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 _remove(git, wt)
                 removed.append(wt)
     git.run("worktree", "prune", check=False)
