@@ -47,7 +47,7 @@ from forkkit.forktree import ForkTree, materialize, tree_of_directory
 from forkkit.progress import say, step
 from forkkit.reconcile_cells import Layer, Plan, RunCache, Workspace, run_cell
 from forkkit.reconcile_report import render_markdown, to_json
-from forkkit.report import write_reports
+from forkkit.report import append_step_summary, write_reports
 from forkkit.series import hunk_at, parse_patch_text
 from forkkit.testenv import ensure_testenv
 from forkkit.upstream import extract_sdist, fetch_sdist, resolve_sdist
@@ -667,7 +667,9 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
         fresh=args.fresh,
     )
     result, md, js = reconcile(cfg, args.with_ref, opts)
-    print(md.read_text())
+    markdown = md.read_text()
+    print(markdown)
+    append_step_summary(markdown)
     say(f"reports: {md} {js}")
     measurement = result.measurement
     say(f"reconcile: {measurement.summary()}")

@@ -31,7 +31,7 @@ from forkkit.junit import JunitReport
 from forkkit.progress import say
 from forkkit.pytest_run import kill_running
 from forkkit.redgreen_md import FOLD_AFTER, count_line, render_markdown
-from forkkit.report import write_reports
+from forkkit.report import append_step_summary, write_reports
 from forkkit.signals import signals_raise
 from forkkit.suiterun import (
     SuiteRun,
@@ -612,5 +612,7 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
             parallel=resolve_parallel(args.parallel),
             timeout=args.timeout,
         )
-    print(result.markdown())
+    markdown = result.markdown()
+    print(markdown)
+    append_step_summary(markdown)
     return 0 if result.valid else 1

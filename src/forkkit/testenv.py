@@ -85,8 +85,9 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     """Build the venv once per requirement set and reuse it.
 
     ``FORKKIT_TESTENV_PYTHON`` points at an existing interpreter instead (a GPU
-    runner's environment, say). Torch is installed first and constrained, so no
-    requirement can pull in a CUDA build.
+    runner's environment, say), which gets none of ``[testenv] env``. Torch
+    is installed first and constrained, so no requirement can pull in a CUDA
+    build.
     """
     override = os.environ.get("FORKKIT_TESTENV_PYTHON")
     if override:
@@ -95,9 +96,12 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
                 f"{override}: FORKKIT_TESTENV_PYTHON is not an executable "
                 "interpreter; fix or unset it"
             )
+        # fork.toml's [testenv] env describes the managed CPU venv (it sets
+        # VLLM_TARGET_DEVICE=cpu); an external interpreter, such as a GPU
+        # runner's CUDA env, runs with the caller's environment as it is.
         return TestEnv(
             python=Path(override),
-            env=dict(cfg.testenv.env),
+            env={},
             key="external",
             deselect=cfg.fix.deselect,
         )
