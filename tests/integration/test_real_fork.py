@@ -47,9 +47,7 @@ def test_pinned_base_is_stable(cfg: ForkConfig, fork: ForkTree) -> None:
     for path in (*cfg.fix.runtime_files, "requirements/common.txt"):
         assert fork.repo.blob(BASE_TAG, path), f"{path} missing at base"
     # one commit per patch on top, and the fast path gives the same tree
-    assert len(fork.patch_commits) == len(
-        fork.repo.commits(f"{BASE_TAG}..HEAD")
-    )
+    assert len(fork.patch_commits) == len(fork.repo.commits(f"{BASE_TAG}..HEAD"))
     assert materialize(cfg, dest=fork.path) == fork
 
 

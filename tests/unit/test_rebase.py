@@ -384,7 +384,7 @@ def test_apply_refuses_an_unproven_result(
     before = snapshot(toy_project)
     assert run_cli(toy_project, "--apply", *NO_PROOF) == 1
     assert snapshot(toy_project) == before
-    assert "rerun without --no-red-green, or with --apply-unproven" in (
+    assert "rerun without --no-red-green, or as 'forkkit rebase --apply-unproven" in (
         capsys.readouterr().err
     )
     data = json.loads(report_path(toy_project, "rebase.json").read_text())

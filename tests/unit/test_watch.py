@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit watch`` against local indexes of synthetic upstream releases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkkit.cli import main
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.upstream import sdist_versions
+from forkkit.watch import fallback_version, newer_releases
+from tests.synthetic import (
+    CALC_CONFLICT,
+    CALC_CONTEXT_MOVED,
+    CALC_FIXED_OTHERWISE,
+    CALC_REBROKEN,
+    FIX_TEST,
+    FIXED_CALC,
+    SyntheticUpstream,
+    toy_release,
+)
+
+PEP691 = "application/vnd.pypi.simple.v1+json"
+CARRIES = toy_release({"toy/calc.py": CALC_CONTEXT_MOVED})
+CONFLICT = toy_release({"toy/calc.py": CALC_CONFLICT})
+REBROKEN = toy_release({"toy/calc.py": CALC_REBROKEN})
+FIXED_OTHERWISE = toy_release({"toy/calc.py": CALC_FIXED_OTHERWISE})
+TAKEN_AS_IS = toy_release({"toy/calc.py": FIXED_CALC, "tests/test_fix.py": FIX_TEST})
+
+
+def snapshot(cfg: ForkConfig) -> dict[str, bytes]:
+    """Every byte of patches/ and fork.toml."""
+    files = {p.name: p.read_bytes() for p in sorted(cfg.patches_dir.iterdir())}
+    files["fork.toml"] = cfg.path.read_bytes()
+    return files
+
+
+def watch(cfg: ForkConfig, *args: str) -> int:
+    """``forkkit watch`` in-process; the red/green proof on the focused tests."""
+    return main(["--config", str(cfg.path), "watch", "--focused-only", *args])
+
+
+def report(cfg: ForkConfig, name: str = "watch.json") -> Any:
+    path = cfg.workdir / "reports" / "watch" / name
+    return json.loads(path.read_text()) if name.endswith(".json") else path.read_text()
+
+
+# --- versions ---------------------------------------------------------------
+
+VERSIONS = ["0.9", "1.0", "1.1", "1.2", "1.10", "1.10.post1", "2.0rc1", "2.0.dev3"]
+
+
+@pytest.mark.parametrize("parse", [None, fallback_version], ids=["default", "own"])
+def test_newer_releases_newest_first_without_pre_releases(parse: Any) -> None:
+    newer = newer_releases([*VERSIONS, "junk", "1.0.0"], "1.0", parse=parse)
+    assert newer == ["1.10.post1", "1.10", "1.2", "1.1"]  # 1.0.0 is the pin
+    with_pre = newer_releases(VERSIONS, "1.10.post1", pre=True, parse=parse)
+    assert with_pre == ["2.0rc1", "2.0.dev3"]
+    assert newer_releases(VERSIONS, "2.0", pre=True, parse=parse) == []
+    with pytest.raises(ForkkitError, match="not a PEP 440 version"):
+        newer_releases(VERSIONS, "latest", parse=parse)
+
+
+def test_own_version_order_matches_pep440() -> None:
+    order = ["1.0.dev1", "1.0a1.dev1", "1.0a1", "1.0b2", "1.0rc1", "1", "1.0.post1"]
+    order += ["1.0.1", "1.1.dev0", "1.1", "10.0"]
+    keys = [fallback_version(v) for v in order]
+    assert all(k is not None for k in keys)
+    assert [k[0] for k in keys if k] == sorted(k[0] for k in keys if k)
+    pre = [v for v, k in zip(order, keys, strict=True) if k and k[1]]
+    assert pre == [*order[:5], "1.1.dev0"]
+
+
+# --- a PEP 691 index over HTTP ------------------------------------------------
+
+
+def serve_index(up: SyntheticUpstream, yanked: set[str]) -> ThreadingHTTPServer:
+    """Serve ``up``'s sdists as a PEP 691 index on 127.0.0.1 (``/simple``)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/simple/toy/":
+                files = [
+                    {
+                        "filename": p.name,
+                        "url": f"../../files/{p.name}",
+                        "hashes": {
+                            "sha256": hashlib.sha256(p.read_bytes()).hexdigest()
+                        },
+                        "yanked": "broken" if p.name in yanked else False,
+                    }
+                    for p in sorted(up.sdist_dir.iterdir())
+                ]
+                self._send(json.dumps({"name": "toy", "files": files}).encode())
+            elif (up.sdist_dir / self.path.removeprefix("/files/")).is_file():
+                self._send(
+                    (up.sdist_dir / self.path.removeprefix("/files/")).read_bytes()
+                )
+            else:
+                self.send_error(404)
+
+        def _send(self, body: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", PEP691)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def http_index(toy_upstream: SyntheticUpstream) -> Iterator[str]:
+    server = serve_index(toy_upstream, yanked={"toy-1.2.tar.gz"})
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_index_override_over_http_skips_yanked(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, http_index: str
+) -> None:
+    toy_upstream.publish("1.1", TAKEN_AS_IS)
+    toy_upstream.publish("1.2", CONFLICT)  # yanked on the HTTP index
+    assert sdist_versions("toy", http_index) == ["1.0", "1.1"]
+    assert sdist_versions("toy", toy_upstream.sdist_dir.parent.as_uri()) == [
+        "1.0",
+        "1.1",
+        "1.2",
+    ]
+    index = f'index_url = "{toy_upstream.sdist_dir.parent.as_uri()}"'
+    nowhere = f'index_url = "{(toy_project.root / "no-index").as_uri()}"'
+    toy_project.path.write_text(toy_project.path.read_text().replace(index, nowhere))
+    before = snapshot(toy_project)
+    assert watch(toy_project) == 2  # fork.toml's index does not exist
+    assert watch(toy_project, "--index-url", http_index) == 30
+    data = report(toy_project)
+    assert data["verdict"] == "absorbed" and data["checked"] == "1.1"
+    assert data["index_url"] == http_index and data["newer"] == ["1.1"]
+    assert data["rebase"]["patches"][0]["status"] == "absorbed-textual"
+    assert snapshot(toy_project) == before
+
+
+# --- verdicts -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("files", "verdict", "code", "status", "proof"),
+    [
+        (CARRIES, "carries", 10, "3way", True),
+        (CONFLICT, "conflict", 20, "conflict", None),
+        (REBROKEN, "conflict", 20, "clean", False),  # applies, the proof fails
+        (FIXED_OTHERWISE, "absorbed", 30, "absorbed-semantic", None),
+    ],
+    ids=["carries", "conflict", "proof-fails", "absorbed"],
+)
+def test_verdicts_and_exit_codes(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    files: dict[str, str],
+    verdict: str,
+    code: int,
+    status: str,
+    proof: bool | None,
+) -> None:
+    toy_upstream.publish("1.1", files)
+    before = snapshot(toy_project)
+    assert watch(toy_project) == code
+    assert snapshot(toy_project) == before  # a dry run: nothing written
+    data = report(toy_project)
+    assert (data["verdict"], data["exit_code"], data["checked"]) == (
+        verdict,
+        code,
+        "1.1",
+    )
+    assert [p["status"] for p in data["rebase"]["patches"]] == [status]
+    assert data["rebase"]["proof_valid"] is proof
+    md = report(toy_project, "watch.md")
+    assert f"**Verdict: `{verdict}`** (exit {code})" in md
+    assert "[rebase.md](rebase.md)" in md
+    rebase = report(toy_project, "rebase.json")
+    assert rebase["new"] == "toy 1.1" and not rebase["written"]
+
+
+def test_current_when_nothing_newer(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    toy_upstream.publish("0.9", CONFLICT)
+    toy_upstream.publish("1.1rc1", CONFLICT)  # a pre-release: only with --pre
+    assert watch(toy_project) == 0
+    data = report(toy_project)
+    assert data["verdict"] == "current" and data["newer"] == []
+    assert data["rebase"] is None and "Nothing to do" in report(toy_project, "watch.md")
+    assert not (toy_project.workdir / "rebase").exists()  # no rebase was run
+
+
+def test_version_picks_one_release_and_bad_input_exits_2(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    toy_upstream.publish("1.1", TAKEN_AS_IS)
+    toy_upstream.publish("1.2", CONFLICT)
+    assert watch(toy_project, "--version", "1.1") == 30
+    assert report(toy_project)["checked"] == "1.1"
+    capsys.readouterr()
+    assert watch(toy_project, "--version", "0.9") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--version 0.9: not a release newer" in err
+    assert watch(toy_project, "--index-url", "ftp://x") == 2
+
+
+def test_newest_of_several_as_a_real_process(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    toy_upstream.publish("1.2", CONFLICT)
+    toy_upstream.publish("1.10", CARRIES)  # newest (not by string order)
+    toy_upstream.publish("2.0rc1", CONFLICT)
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    before = snapshot(toy_project)
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    args = ["--config", str(toy_project.path), "watch", "--focused-only"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "forkkit", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 10, proc.stderr
+    assert proc.stdout.startswith("carries: the series still applies to toy 1.10")
+    assert snapshot(toy_project) == before
+    data = report(toy_project)
+    assert data["checked"] == "1.10" and data["newer"] == ["1.10", "1.2"]
+    text = summary.read_text()
+    assert text.startswith("earlier step\n# Upstream watch: toy 1.0 → 1.10")
+    assert "| 0001-Bugfix-limit-reaches-n.patch |" in text
