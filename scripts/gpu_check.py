@@ -196,6 +196,8 @@ def verdict(doc: dict[str, Any]) -> tuple[str, int]:
 
 def check(cfg: ForkConfig, opts: argparse.Namespace) -> dict[str, Any]:
     python = os.environ.get("FORKKIT_TESTENV_PYTHON", "")
+    # the CUDA platform, not fork.toml's CPU one (the caller's setting wins)
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cuda")
     doc: dict[str, Any] = {"schema": 1, "python": python, "steps": {}}
     usable = bool(python) and os.access(python, os.X_OK)
     doc["environment"] = probe(python) if usable else {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,9 +86,9 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     """Build the venv once per requirement set and reuse it.
 
     ``FORKKIT_TESTENV_PYTHON`` points at an existing interpreter instead (a GPU
-    runner's environment, say), which gets none of ``[testenv] env``. Torch
-    is installed first and constrained, so no requirement can pull in a CUDA
-    build.
+    runner's environment, say); variables the caller set win over
+    ``[testenv] env``. Torch is installed first and constrained, so no
+    requirement can pull in a CUDA build.
     """
     override = os.environ.get("FORKKIT_TESTENV_PYTHON")
     if override:
@@ -96,12 +97,11 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
                 f"{override}: FORKKIT_TESTENV_PYTHON is not an executable "
                 "interpreter; fix or unset it"
             )
-        # fork.toml's [testenv] env describes the managed CPU venv (it sets
-        # VLLM_TARGET_DEVICE=cpu); an external interpreter, such as a GPU
-        # runner's CUDA env, runs with the caller's environment as it is.
+        # For an external interpreter the caller's environment wins: a GPU
+        # runner sets VLLM_TARGET_DEVICE=cuda over fork.toml's CPU setting.
         return TestEnv(
             python=Path(override),
-            env={},
+            env={k: v for k, v in cfg.testenv.env.items() if k not in os.environ},
             key="external",
             deselect=cfg.fix.deselect,
         )
@@ -113,34 +113,89 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
         )
     _create_venv(venv)
-    constraints = venv / "forkkit-constraints.txt"
-    constraints.write_text(cfg.testenv.torch + "\n")
-    pip = [
-        str(python),
-        "-m",
-        "pip",
-        "install",
-        "--disable-pip-version-check",
-        "--progress-bar",
-        "off",
-        "-q",
-        "-c",
-        str(constraints),
-    ]
-    reqs: list[str] = []
-    for req in cfg.testenv.requirements:
-        reqs += ["-r", str(tree / req)]
-    try:
-        with step(f"installing {cfg.testenv.torch} (CPU)"):
-            subprocess.run([*pip, cfg.testenv.torch], check=True)
-        with step("installing upstream requirements and test tools"):
-            subprocess.run([*pip, *reqs, *cfg.testenv.extra], check=True)
-    except subprocess.CalledProcessError as exc:
-        raise ForkkitError(
-            f"{venv}: pip failed ({exc.returncode}); see its output above, fix "
-            "fork.toml [testenv] or the network, then rerun"
-        ) from None
+    _install(cfg, tree, venv)
     (venv / OK_MARKER).write_text(key + "\n")
     return TestEnv(
         python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
     )
+
+
+def find_uv() -> str | None:
+    """uv to install with: ``$UV`` (as nox reads it), else ``uv`` on PATH."""
+    named = os.environ.get("UV")
+    if named:
+        return shutil.which(named)
+    return shutil.which("uv")
+
+
+def _install(cfg: ForkConfig, tree: Path, venv: Path) -> None:
+    """Torch with pip from the pinned spec, then the rest with uv (or pip).
+
+    Torch always comes through pip (it picks a local CPU wheel where one is
+    configured; uv would resolve PyPI's CUDA build). The rest is constrained
+    to the torch version pip installed, so nothing replaces it.
+    """
+    python = venv / "bin" / "python"
+    constraints = venv / "forkkit-constraints.txt"
+    constraints.write_text(cfg.testenv.torch + "\n")
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    pip += ["--progress-bar", "off", "-q", "-c", str(constraints)]
+    reqs: list[str] = []
+    for req in cfg.testenv.requirements:
+        reqs += ["-r", str(tree / req)]
+    uv = find_uv()
+    tool = "uv" if uv else "pip"
+    try:
+        with step(f"installing {cfg.testenv.torch} (CPU, pip)"):
+            subprocess.run([*pip, cfg.testenv.torch], check=True)
+        pinned = _installed_pin(python, cfg.testenv.torch)
+        if pinned:
+            constraints.write_text(pinned + "\n")
+        rest = [*reqs, *cfg.testenv.extra]
+        with step(f"installing upstream requirements and test tools ({tool})"):
+            if uv:
+                cmd = [uv, "pip", "install", "-q", "--python", str(python)]
+                subprocess.run([*cmd, "-c", str(constraints), *rest], check=True)
+            else:
+                subprocess.run([*pip, *rest], check=True)
+    except subprocess.CalledProcessError as exc:
+        raise ForkkitError(
+            f"{venv}: {tool if exc.cmd[0] == uv else 'pip'} failed "
+            f"({exc.returncode}); see its output above, fix fork.toml [testenv] "
+            "or the network, then rerun"
+        ) from None
+    _check_cpu_torch(python, cfg.testenv.torch)
+
+
+def _spec_name(spec: str) -> str:
+    """The distribution name of a requirement spec (``torch==2.13.0`` -> torch)."""
+    return re.split(r"[\s<>=!~;@\[(]", spec.strip(), maxsplit=1)[0]
+
+
+def _installed_pin(python: Path, spec: str) -> str | None:
+    """``name==version`` as installed in ``python``'s venv; None if absent."""
+    name = _spec_name(spec)
+    code = "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))"
+    proc = subprocess.run(
+        [str(python), "-c", code, name], capture_output=True, text=True, check=False
+    )
+    version = proc.stdout.strip()
+    return f"{name}=={version}" if proc.returncode == 0 and version else None
+
+
+def _check_cpu_torch(python: Path, spec: str) -> None:
+    """Refuse a venv whose torch is a CUDA build (GBs; the suites run on CPU)."""
+    if _spec_name(spec) != "torch":
+        return
+    code = "import torch; print(torch.version.cuda)"
+    proc = subprocess.run(
+        [str(python), "-c", code], capture_output=True, text=True, check=False
+    )
+    cuda = proc.stdout.strip()
+    if proc.returncode != 0 or cuda != "None":
+        got = f"CUDA {cuda}" if proc.returncode == 0 else "torch does not import"
+        raise ForkkitError(
+            f"{python}: the test venv's torch is not a CPU build ({got}); point pip "
+            "at a CPU wheel (e.g. PIP_FIND_LINKS or --index-url "
+            "https://download.pytorch.org/whl/cpu), delete the venv and rerun"
+        )

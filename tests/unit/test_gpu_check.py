@@ -83,9 +83,9 @@ def test_with_a_gpu_runs_suites_and_repro(
 
 
 def test_an_external_interpreter_keeps_the_callers_device(
-    toy_project: ForkConfig,
+    toy_project: ForkConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """fork.toml's CPU env (VLLM_TARGET_DEVICE=cpu) never reaches a CUDA env."""
+    """The caller's VLLM_TARGET_DEVICE wins over fork.toml's CPU setting."""
     import dataclasses
 
     from forkkit.testenv import ensure_testenv
@@ -94,5 +94,9 @@ def test_an_external_interpreter_keeps_the_callers_device(
         toy_project.testenv, env={"VLLM_TARGET_DEVICE": "cpu"}
     )
     cfg = dataclasses.replace(toy_project, testenv=testenv)
+    monkeypatch.delenv("VLLM_TARGET_DEVICE", raising=False)
     env = ensure_testenv(cfg, toy_project.root)
-    assert "VLLM_TARGET_DEVICE" not in env.env
+    assert env.environ(toy_project.root)["VLLM_TARGET_DEVICE"] == "cpu"
+    monkeypatch.setenv("VLLM_TARGET_DEVICE", "cuda")
+    env = ensure_testenv(cfg, toy_project.root)
+    assert env.environ(toy_project.root)["VLLM_TARGET_DEVICE"] == "cuda"

@@ -35,6 +35,8 @@ from tests.synthetic import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+# A real-signal matrix (seconds a case): the tests session runs it, unit skips it.
+pytestmark = pytest.mark.contract
 UNPROVEN = ("--apply-unproven", "--no-semantic", "--no-red-green")
 PROVEN = ("--apply", "--no-semantic", "--focused-only")
 DRAFT = "0003-draft-not-in-series.patch"
@@ -188,8 +190,9 @@ def test_interrupted_rebase_apply(
     workdir = tmp_path / "wd"
     rc, err = interrupt(forkkit(project, workdir, flags), line, sig)
     assert "Traceback" not in err, err
-    # 0: it finished before the signal landed (the last steps are short)
-    assert rc in (EXIT[sig], 0), err
+    # 0: it finished before the signal landed (the last steps are short);
+    # -N: the signal landed after the work, while the interpreter shut down
+    assert rc in (EXIT[sig], 0, -getattr(signal, sig)), err
     # what the next command sees first: a pending transaction finished or undone
     txn.recover(project)
     state = snapshot(project)
