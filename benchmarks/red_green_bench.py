@@ -1,17 +1,20 @@
-"""Wall time of ``forkkit red-green`` vs the same two pytest runs done by hand.
+"""``forkkit red-green`` (with related suites) vs the seed PR's manual recipe.
 
-By hand (in a worktree of the fork's HEAD, prepared before the clock starts)::
+The manual recipe, in a worktree of the fork's HEAD prepared before the clock
+starts: three sequential pytest commands with ``git restore`` around red::
 
-    git checkout base -- RUNTIME_FILES; pytest TESTS
-    git checkout HEAD -- RUNTIME_FILES; pytest TESTS
+    git restore --source base -- RUNTIME_FILES; pytest FOCUSED      # red
+    git restore --source HEAD -- RUNTIME_FILES; pytest FOCUSED      # green
+    pytest RELATED_SUITES                                          # related
 
-Toolkit: ``forkkit red-green --no-related`` as a subprocess (CLI start-up,
-materialize check, scratch worktree, JUnit, classification and reports
-included), sequential and ``--parallel``. Modes alternate within each round so
-machine load hits all of them alike. Prints a Markdown table with ratios of
-wall time and of CPU time (children's rusage: what the runs cost the machine).
+The toolkit: ``forkkit red-green --fresh`` as a subprocess (CLI start-up,
+materialize check, worktrees, JUnit, classification and reports included),
+then the same command again without ``--fresh``: the cached rerun. The two
+modes alternate their order from round to round; the table gives medians,
+wall and CPU ratios (children's rusage: what the runs cost the machine) and
+the load average before and after.
 
-    python benchmarks/red_green_bench.py [--repeat N] [--related] [-- PYTEST_ARGS]
+    python benchmarks/red_green_bench.py [--repeat N] [--parallel auto] [-- ARGS]
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ from forkkit.report import md_table
 from forkkit.testenv import TestEnv, ensure_testenv
 from forkkit.vcs import Repo
 
+MANUAL = "manual recipe (3 pytest runs, git restore)"
+TOOLKIT = "forkkit red-green --fresh"
+CACHED = "forkkit red-green (cached rerun)"
+
 
 def _children_cpu() -> float:
     """User + system CPU seconds of all waited-for child processes so far."""
@@ -42,20 +49,26 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def by_hand(
-    wt: Repo, cfg: ForkConfig, env: TestEnv, runs: list[tuple[str, list[str]]]
+def manual(
+    wt: Repo, cfg: ForkConfig, env: TestEnv, targets: list[str], extra: list[str]
 ) -> float:
-    """The checkouts and plain pytest runs a developer would type."""
+    """What the seed PR's recipe types: git restore and three pytest commands."""
     files = list(cfg.fix.runtime_files)
-    cmd = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    pytest = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-q"]
+    pytest += [f"--deselect={d}" for d in env.deselect] + extra
     run_env = env.environ(wt.path)
+    steps: list[tuple[str | None, list[str]]] = [
+        (BASE_TAG, targets),  # red
+        ("HEAD", targets),  # green
+        (None, list(cfg.fix.related_suites)),  # related suites
+    ]
     start = time.monotonic()
-    for rev, args in runs:
-        # what the developer types: plain git, as in the module docstring
-        checkout = ["git", "checkout", "-q", rev, "--", *files]
-        subprocess.run(checkout, cwd=wt.path, check=True)
+    for source, args in steps:
+        if source is not None:  # plain git, as the recipe has it
+            restore = ["git", "restore", "--source", source, "--", *files]
+            subprocess.run(restore, cwd=wt.path, check=True)
         subprocess.run(
-            [*cmd, *args],
+            [*pytest, *args],
             cwd=wt.path,
             env=run_env,
             stdout=subprocess.DEVNULL,
@@ -64,8 +77,11 @@ def by_hand(
     return time.monotonic() - start
 
 
-def toolkit(cfg: ForkConfig, tree: ForkTree, args: list[str], out: Path) -> float:
-    """``forkkit red-green`` end to end; fails loudly if the proof is not valid."""
+def toolkit(
+    cfg: ForkConfig, tree: ForkTree, args: list[str], out: Path, *, cached: bool
+) -> float:
+    """``forkkit red-green`` end to end; fails loudly unless the proof is valid
+    and every run was (``cached``) or was not taken from the result cache."""
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
     cmd += ["--dest", str(tree.path), "--out", str(out), *args]
     start = time.monotonic()
@@ -74,64 +90,21 @@ def toolkit(cfg: ForkConfig, tree: ForkTree, args: list[str], out: Path) -> floa
     if proc.returncode != 0:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise SystemExit(f"forkkit red-green exited {proc.returncode}: {tail}")
+    data = json.loads((out / "red_green.json").read_text())
+    runs = [data[n] for n in ("red", "green", "related") if data.get(n)]
+    if any(r.get("cached", False) != cached for r in runs):
+        raise SystemExit(f"expected cached={cached} for every run, got {runs}")
     return seconds
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--config", type=Path, default=Path("fork.toml"))
-    p.add_argument("--repeat", type=int, default=1, help="rounds (default 1)")
-    p.add_argument("--tests", nargs="+", help="default: fork.toml focused_tests")
-    p.add_argument("--related", action="store_true", help="include related suites")
-    p.add_argument("--no-parallel", action="store_true", help="skip --parallel mode")
-    p.add_argument("--json", type=Path, help="also write the numbers here")
-    p.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
-    a = p.parse_args(argv)
-
-    cfg = load_config(a.config)
-    tree = materialize(cfg)
-    env = ensure_testenv(cfg, tree.path)
-    targets = list(a.tests or cfg.fix.focused_tests)
-    extra = list(a.pytest_args)
-    hand_runs = [(BASE_TAG, [*extra, *targets]), ("HEAD", [*extra, *targets])]
-    if a.related:
-        hand_runs.append(("HEAD", [*extra, *cfg.fix.related_suites]))
-    opts = ["--tests", *targets, "--related" if a.related else "--no-related"]
-    passthrough = ["--", *extra] if extra else []
-    times: dict[str, list[float]] = {}
-    cpu: dict[str, list[float]] = {}
-    with (
-        tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp,
-        tree.repo.worktree("HEAD", "bench") as wt,
-    ):
-        out = Path(tmp) / "reports"  # replaced by each run (a run folder)
-        modes: dict[str, Callable[[], float]] = {
-            "by hand (git checkout + pytest, twice)": lambda: by_hand(
-                wt, cfg, env, hand_runs
-            ),
-            "forkkit red-green": lambda: toolkit(
-                cfg, tree, [*opts, "--parallel", "off", *passthrough], out
-            ),
-        }
-        if not a.no_parallel:
-            modes["forkkit red-green --parallel"] = lambda: toolkit(
-                cfg, tree, [*opts, "--parallel", "on", *passthrough], out
-            )
-        names = list(modes)
-        for r in range(a.repeat):
-            order = names[r % len(names) :] + names[: r % len(names)]
-            for name in order:
-                say(f"round {r + 1}/{a.repeat}: {name}")
-                before = _children_cpu()
-                times.setdefault(name, []).append(modes[name]())
-                cpu.setdefault(name, []).append(_children_cpu() - before)
-                say(f"  {times[name][-1]:.1f}s wall, {cpu[name][-1]:.1f}s CPU")
-    hand = statistics.median(times[names[0]])
-    hand_cpu = statistics.median(cpu[names[0]])
-    rows = [
+def _rows(
+    times: dict[str, list[float]], cpu: dict[str, list[float]]
+) -> list[list[str]]:
+    hand, hand_cpu = statistics.median(times[MANUAL]), statistics.median(cpu[MANUAL])
+    return [
         [
             name,
-            len(ts),
+            str(len(ts)),
             f"{statistics.median(ts):.1f}",
             f"{min(ts):.1f}",
             f"{statistics.median(ts) / hand:.2f}x",
@@ -140,14 +113,67 @@ def main(argv: list[str] | None = None) -> int:
         ]
         for name, ts in times.items()
     ]
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"### Red/green wall time ({os.cpu_count()} CPUs, load {load})\n")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--config", type=Path, default=Path("fork.toml"))
+    p.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
+    p.add_argument("--tests", nargs="+", help="default: fork.toml focused_tests")
+    p.add_argument("--parallel", choices=["auto", "on", "off"], default="auto")
+    p.add_argument("--json", type=Path, help="also write the numbers here")
+    p.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
+    return p.parse_args(argv)
+
+
+def _rounds(
+    modes: dict[str, Callable[[], float]], repeat: int
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Run every mode ``repeat`` times, alternating their order; wall and CPU."""
+    times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    pairs = [[MANUAL], [TOOLKIT, CACHED]]  # the cached rerun follows a fresh run
+    for r in range(repeat):
+        for label in [m for group in pairs[:: 1 if r % 2 == 0 else -1] for m in group]:
+            say(f"round {r + 1}/{repeat}: {label}")
+            before = _children_cpu()
+            times.setdefault(label, []).append(modes[label]())
+            cpu.setdefault(label, []).append(_children_cpu() - before)
+            say(f"  {times[label][-1]:.1f}s wall, {cpu[label][-1]:.1f}s CPU")
+    return times, cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _parse(argv)
+    cfg = load_config(a.config)
+    tree = materialize(cfg)
+    env = ensure_testenv(cfg, tree.path)
+    targets, extra = list(a.tests or cfg.fix.focused_tests), list(a.pytest_args)
+    opts = ["--tests", *targets, "--related", "--parallel", a.parallel]
+    opts += ["--", *extra] if extra else []
+    load_before = os.getloadavg()
+    with (
+        tempfile.TemporaryDirectory(prefix="rg-bench-") as tmp,
+        tree.repo.worktree("HEAD", "bench") as wt,
+    ):
+        out = Path(tmp) / "reports"  # replaced by each run (a run folder)
+        modes: dict[str, Callable[[], float]] = {
+            MANUAL: lambda: manual(wt, cfg, env, targets, extra),
+            TOOLKIT: lambda: toolkit(cfg, tree, ["--fresh", *opts], out, cached=False),
+            CACHED: lambda: toolkit(cfg, tree, opts, out, cached=True),
+        }
+        times, cpu = _rounds(modes, max(a.repeat, 1))
+    load_after = os.getloadavg()
+    loads = [", ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after)]
+    print(f"### Red/green vs the manual recipe ({os.cpu_count()} CPUs)\n")
+    print(f"Load average before: {loads[0]}; after: {loads[1]}\n")
     shown = " ".join([*targets, *extra])
-    print(f"Tests: `{shown}`{' + related suites' if a.related else ''}\n")
-    heads = ["Mode", "Runs", "Median wall s", "Min wall s", "Wall vs by hand"]
-    print(md_table([*heads, "Median CPU s", "CPU vs by hand"], rows))
+    print(f"Tests: `{shown}` + related suites, `--parallel {a.parallel}`\n")
+    heads = ["Mode", "Runs", "Median wall s", "Min wall s", "Wall vs manual"]
+    print(md_table([*heads, "Median CPU s", "CPU vs manual"], _rows(times, cpu)))
     if a.json:
         data = {"targets": targets, "pytest_args": extra, "wall": times, "cpu": cpu}
+        data["load"] = {"before": list(load_before), "after": list(load_after)}
         a.json.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

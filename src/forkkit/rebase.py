@@ -17,10 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
-import json
-import os
-import shutil
 import sys
 import urllib.parse
 import urllib.request
@@ -216,28 +212,22 @@ class _Run:
         return self.check.path
 
     def _pytest(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
-        """Run ``targets`` on ``commit``'s tree; a JUnit result is reused when
-        the same commit, targets, pytest args and interpreter ran before."""
+        """Run ``targets`` on ``commit``'s tree; a JUnit result is reused from
+        the result cache when the same tree, env, arguments and targets ran."""
         from forkkit.pytest_run import run_pytest
+        from forkkit.results import ResultCache
+        from forkkit.suiterun import result_key
         from forkkit.testenv import ensure_testenv
 
-        key = json.dumps(
-            [
-                commit,
-                list(targets),
-                list(self.opts.pytest_args),
-                os.environ.get("FORKKIT_TESTENV_PYTHON", ""),
-                dataclasses.asdict(self.cfg.testenv),
-            ]
-        )
-        digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-        cached = self.cfg.work.rebase_dir("cache") / f"junit-{digest}.xml"
-        if cached.is_file():
-            report = parse_junit(cached)
-            say(f"{name}: {report.summary()} (reused {cached.name}: same tree, tests)")
-            return report
         tree = self._checkout(commit)
         env = ensure_testenv(self.cfg, tree)
+        cache = ResultCache(self.cfg.work.results)
+        key = result_key(env, self.repo.tree(commit), targets, self.opts.pytest_args)
+        hit = cache.get(key)
+        if hit is not None:
+            report = parse_junit(hit.junit)
+            say(f"{name}: {report.summary()} (cached: same tree, env and tests)")
+            return report
         with step(f"pytest {name}: {' '.join(targets)}"):
             run = run_pytest(
                 env,
@@ -250,8 +240,7 @@ class _Run:
             )
         report = parse_junit(run.junit)
         if not run.timed_out:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(run.junit, cached)
+            cache.put(key, run)
         say(f"{name}: {report.summary()} (log {run.log})")
         return report
 

@@ -521,9 +521,7 @@ def _compare(
         tests = _side_tests(sides, opts)
         env = ensure_testenv(cfg, fork.path)
         cache = RunCache(
-            None if opts.fresh else cfg.work.reconcile_cache,
-            env,
-            list(opts.pytest_args),
+            cfg.work.results, env, list(opts.pytest_args), fresh=opts.fresh
         )
         cells: dict[tuple[str, str], Cell] = {}
         for side in tests:

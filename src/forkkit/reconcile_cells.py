@@ -8,10 +8,7 @@ identical earlier run is reused (:class:`RunCache`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,7 +27,8 @@ from forkkit.diffs import (
 from forkkit.errors import ForkkitError
 from forkkit.junit import JunitReport, parse_junit
 from forkkit.progress import say, step
-from forkkit.pytest_run import PytestRun, pytest_command, run_pytest
+from forkkit.pytest_run import PytestRun, run_pytest
+from forkkit.results import ResultCache, ResultKey
 from forkkit.testenv import TestEnv
 from forkkit.vcs import ApplyResult, Repo, combine
 
@@ -173,40 +171,40 @@ class RunCache:
     """Finished pytest runs by content: tree, targets, pytest args, interpreter.
 
     Trees are content-addressed, so an identical tree (a side with no runtime
-    change, or a rerun of reconcile) is not run twice. ``root`` None: this
-    run only.
+    change, or a rerun of reconcile) is not run twice. Runs of earlier
+    commands come from the result cache at ``root`` (:mod:`forkkit.results`);
+    ``root`` None: this run only; ``fresh``: stored, never read.
     """
 
-    def __init__(self, root: Path | None, env: TestEnv, extra: list[str]) -> None:
-        self.root = root
+    def __init__(
+        self, root: Path | None, env: TestEnv, extra: list[str], *, fresh: bool = False
+    ) -> None:
+        self.results = ResultCache(root, fresh=fresh) if root is not None else None
         self.env = env
         # one module that cannot import must not stop the others
         self.extra = ["--continue-on-collection-errors", *extra]
         self.session: dict[str, Cell] = {}
+        self._keys: dict[str, ResultKey] = {}
 
     def key(self, tree: str, targets: tuple[str, ...]) -> str:
-        """Digest of the tree, the exact pytest command and its environment."""
-        cmd = pytest_command(self.env, list(targets), Path("junit.xml"), self.extra)
-        data = json.dumps([tree, cmd, self.env.key, sorted(self.env.env.items())])
-        return hashlib.sha256(data.encode()).hexdigest()[:24]
+        """Digest of the tree, the pytest arguments and the environment."""
+        key = ResultKey.of(self.env, tree, targets, self.extra)
+        digest = key.digest()
+        self._keys[digest] = key
+        return digest
 
     def stored(self, key: str) -> tuple[Path, dict[str, Any]] | None:
-        """A run of an earlier reconcile: its JUnit file and metadata."""
-        if self.root is None:
+        """A run of an earlier command: its JUnit file and metadata."""
+        hit = self.results.lookup(key) if self.results is not None else None
+        if hit is None:
             return None
-        xml, meta = self.root / f"{key}.xml", self.root / f"{key}.json"
-        if not (xml.is_file() and meta.is_file()):
-            return None
-        return xml, json.loads(meta.read_text())
+        return hit.junit, {**hit.extra, "command": hit.command, "seconds": hit.seconds}
 
     def store(self, key: str, run: PytestRun, extra: dict[str, Any]) -> None:
         """Keep a finished run (not one that timed out or wrote no JUnit)."""
-        if self.root is None or run.timed_out or not run.junit.is_file():
+        if self.results is None or run.timed_out or not run.junit.is_file():
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run.junit, self.root / f"{key}.xml")
-        meta = {"command": run.command, "seconds": run.seconds, **extra}
-        (self.root / f"{key}.json").write_text(json.dumps(meta))
+        self.results.put(self._keys[key], run, extra)
 
 
 def _assemble(

@@ -1,13 +1,15 @@
 """``forkkit red-green``: prove the fix with upstream's own pytest suites.
 
 Red: the fork's tests with ONLY the runtime files (fork.toml [fix]) taken from
-the upstream base; green: the same tests on the fix; then the related suites
-on the fix. Every run is on a committed tree (:mod:`forkkit.suiterun`): red in
-a scratch worktree of HEAD with base's runtime files, green in the fork tree
-only when it is clean, untracked files included; the fork tree is never
-edited. Each run writes into a fresh run folder, published as
-``reports/red_green`` (or ``--out``) when it ends, with ``FAILED.txt`` when it
-did not finish.
+the upstream base; green: the same tests on the fix, read from the one run on
+the fix that also covers the related suites (red runs beside it when two
+cores are free). Unchanged runs come from the result cache
+(:mod:`forkkit.results`). Every run is on a committed tree
+(:mod:`forkkit.suiterun`): red in a scratch worktree of HEAD with base's
+runtime files, the fix in the fork tree only when it is clean, untracked
+files included; the fork tree is never edited. Each run writes into a fresh
+run folder, published as ``reports/red_green`` (or ``--out``) when it ends,
+with ``FAILED.txt`` when it did not finish.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ from forkkit.classify import CATEGORIES, Classification, classify
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fixrun import fix_targets, node_id, subset_run
 from forkkit.forktree import BASE_TAG, ForkTree
 from forkkit.junit import JunitReport
 from forkkit.progress import say
 from forkkit.pytest_run import kill_running
 from forkkit.redgreen_md import FOLD_AFTER, count_line, render_markdown
 from forkkit.report import append_step_summary, write_reports
+from forkkit.results import ResultCache
 from forkkit.signals import signals_raise
 from forkkit.suiterun import (
     SuiteRun,
@@ -175,21 +179,6 @@ class RedGreenResult:
 # ---------------------------------------------------------------- pure helpers
 
 
-def node_id(test_id: str, files: set[str] | frozenset[str]) -> str | None:
-    """pytest node id of a JUnit id (``pkg.mod.Class::name``), given the files.
-
-    A collection error's id is the bare module (``pkg.mod``): its path is
-    returned. None when no tracked file matches.
-    """
-    cls, sep, name = test_id.partition("::")
-    parts = cls.split(".")
-    for i in range(len(parts), 0, -1):
-        path = "/".join(parts[:i]) + ".py"
-        if path in files:
-            return "::".join([path, *parts[i:], *([name] if sep else [])])
-    return None
-
-
 def is_test_file(path: str) -> bool:
     """Upstream test code (kept as the fork has it during red)."""
     parts = path.split("/")
@@ -243,6 +232,7 @@ def proof_problems(
         if run is not None and run.problem:
             problems.append(run.problem)
     problems += classification.problems
+    problems = list(dict.fromkeys(problems))  # green shares the fix run's problem
     if related is not None and verdict.regressions:
         problems.append(
             f"related suites: {len(verdict.regressions)} test(s) fail on the fix "
@@ -314,7 +304,7 @@ def _file_blobs(
     return out
 
 
-def _focused(
+def _red_and_fix(
     tree: ForkTree,
     plan: _Plan,
     common: dict[str, Any],
@@ -322,20 +312,22 @@ def _focused(
     parallel: bool,
     stream: bool,
 ) -> tuple[SuiteRun, SuiteRun]:
-    """Red (base runtime) and green (the fix), one after the other or at once."""
+    """Red (base runtime, focused tests) and the one run on the fix (the
+    related suites plus the focused tests; the focused tests alone with
+    ``--no-related``), one after the other or side by side."""
+    fix_name = f"{STEM}_related" if plan.suites else f"{STEM}_green"
+    fix_tests = fix_targets(plan.suites, plan.targets) if plan.suites else plan.targets
     red_args = (tree, plan.base, plan.targets)
-    green_args = (tree, plan.head, plan.targets)
+    fix_args = (tree, plan.head, fix_tests)
     if not parallel:
         say(f"red: {len(plan.targets)} target(s) with runtime files from base")
         red = run_with_runtime_from(
             *red_args, name=f"{STEM}_red", stream=stream, **common
         )
-        say("green: the same tests on the fix")
-        green = run_with_runtime_from(
-            *green_args, name=f"{STEM}_green", stream=stream, **common
-        )
-        return red, green
-    say(f"red and green in parallel (logs in {common['shown_dir']})")
+        say(f"fix: {', '.join(fix_tests)}")
+        fix = run_with_runtime_from(*fix_args, name=fix_name, stream=stream, **common)
+        return red, fix
+    say(f"red and the fix side by side (logs in {common['shown_dir']})")
     cancel = threading.Event()
     with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
         try:
@@ -343,19 +335,19 @@ def _focused(
                 run_with_runtime_from,
                 *red_args,
                 name=f"{STEM}_red",
-                stream=False,
+                stream=stream,
                 cancel=cancel,
                 **common,
             )
-            f_green = pool.submit(
+            f_fix = pool.submit(
                 run_with_runtime_from,
-                *green_args,
-                name=f"{STEM}_green",
-                stream=False,
+                *fix_args,
+                name=fix_name,
+                stream=stream,
                 cancel=cancel,
                 **common,
             )
-            return f_red.result(), f_green.result()
+            return f_red.result(), f_fix.result()
         except BaseException:
             cancel.set()
             kill_running()
@@ -382,21 +374,29 @@ def _run_all(
     parallel: bool,
     stream: bool,
 ) -> _Runs:
-    """The focused proof, then (when it holds) the related suites on the fix."""
-    red, green = _focused(tree, plan, common, parallel=parallel, stream=stream)
+    """Red and the fix run; green read from it; related failures rechecked."""
+    red, fix = _red_and_fix(tree, plan, common, parallel=parallel, stream=stream)
+    related: SuiteRun | None = None
+    green = fix
+    if plan.suites:
+        related = fix
+        green = subset_run(
+            fix,
+            name=f"{STEM}_green",
+            targets=plan.targets,
+            tracked=frozenset(tree.repo.ls_tree(plan.head, [])),
+            out_dir=common["out_dir"],
+            shown_dir=common["shown_dir"],
+        )
     say(f"red: {count_line(red)}; green: {count_line(green)}")
     classification = classify(
         red.report or JunitReport(), green.report or JunitReport()
     )
     focused_ok = classification.valid and not red.problem and not green.problem
-    if not (plan.suites and focused_ok):
-        return _Runs(red, green, classification)
-    say(f"related suites on the fix: {', '.join(plan.suites)}")
-    related = run_with_runtime_from(
-        tree, plan.head, plan.suites, name=f"{STEM}_related", stream=stream, **common
-    )
+    if related is None or related.report is None or not focused_ok:
+        return _Runs(red, green, classification, related)
     related_base, verdict = None, RelatedVerdict()
-    if related.report is not None and _bad(related.report):
+    if _bad(related.report):
         related_base, verdict = _recheck_on_base(
             tree, plan, related.report, common, stream
         )
@@ -415,13 +415,15 @@ def prove(
     timeout: float | None = None,
     env: TestEnv | None = None,
     stream: bool = True,
+    fresh: bool = False,
 ) -> RedGreenResult:
-    """Red on base runtime, green on the fix, then the related suites on the fix.
+    """Red on base runtime; green and the related suites in one run on the fix.
 
     Writes ``red_green.{md,json}`` plus JUnit XMLs and logs into a fresh run
     folder, published as ``<workdir>/reports/red_green`` or as ``out_dir``
     (replacing the previous report, with ``FAILED.txt`` if the run did not
-    finish). ``parallel`` runs red and green at once.
+    finish). ``parallel`` runs red beside the fix run. Runs come from the
+    result cache when nothing they depend on changed, unless ``fresh``.
     """
     start = time.monotonic()
     with signals_raise(), report_folder(cfg, STEM, out_dir) as folder:
@@ -435,6 +437,7 @@ def prove(
             "head": plan.head,
             "pytest_args": list(pytest_args),
             "timeout": timeout,
+            "cache": ResultCache(cfg.work.results, fresh=fresh),
         }
         runs = _run_all(tree, plan, common, parallel=parallel, stream=stream)
         result = _result(
@@ -553,17 +556,23 @@ def _recheck_on_base(
 # ------------------------------------------------------------------------- CLI
 
 
-def resolve_parallel(choice: str, cpus: int | None = None) -> bool:
-    """``on``/``off``, or ``auto``: parallel only with at least 4 CPUs."""
+def resolve_parallel(
+    choice: str, cpus: int | None = None, load: float | None = None
+) -> bool:
+    """``on``/``off``, or ``auto``: side by side when 2+ cores are free
+    (CPUs minus the 1-minute load average, rounded)."""
     if choice == "auto":
-        return (cpus if cpus is not None else os.cpu_count() or 1) >= 4
+        n = cpus if cpus is not None else os.cpu_count() or 1
+        busy = load if load is not None else os.getloadavg()[0]
+        return round(n - busy) >= 2
     return choice == "on"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Prove the fix: the fork's tests with the runtime files at upstream base "
-        "(red), the same tests on the fix (green), then the related suites. "
+        "(red), and one run on the fix of the related suites plus those tests "
+        "(green is read from it); unchanged runs come from the result cache. "
         "Arguments after '--' go to pytest, e.g. 'forkkit red-green -- -k mamba'."
     )
     add_upstream_options(parser)
@@ -581,9 +590,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--parallel",
         nargs="?",
         const="on",
-        default="off",
+        default="auto",
         choices=["on", "off", "auto"],
-        help="red and green at once in two trees (auto: only with >= 4 CPUs)",
+        help="red beside the run on the fix (default auto: when 2+ cores are free)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every test now, even when the result cache has the same run",
     )
     parser.add_argument(
         "--timeout", type=float, help="seconds each pytest run may take (default: none)"
@@ -611,6 +625,7 @@ def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
             out_dir=args.out,
             parallel=resolve_parallel(args.parallel),
             timeout=args.timeout,
+            fresh=args.fresh,
         )
     markdown = result.markdown()
     print(markdown)

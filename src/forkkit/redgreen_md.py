@@ -31,7 +31,14 @@ def count_line(run: SuiteRun) -> str:
     return text
 
 
+def _shared(r: RedGreenResult) -> bool:
+    """Green was read from the one run on the fix that has the related suites."""
+    return r.related is not None and r.green.run.log == r.related.run.log
+
+
 def _duration(run: SuiteRun) -> str:
+    if run.cached:
+        return f"cached (ran in {run.run.seconds:.1f}s)"
     inner = f" (pytest {run.report.seconds:.1f}s)" if run.report else ""
     return f"{run.run.seconds:.1f}s{inner}"
 
@@ -96,7 +103,7 @@ def _summary(r: RedGreenResult) -> list[str]:
         [
             "Green",
             f"fixed runtime (`{short}`)",
-            "same tests",
+            "same tests, in the related run" if _shared(r) else "same tests",
             *_cells(r.green),
             _duration(r.green),
         ],
@@ -110,8 +117,9 @@ def _related(r: RedGreenResult) -> list[str]:
     """The related suites' outcome, notes and deselected tests."""
     out: list[str] = []
     if r.related is not None:
+        when = "" if r.related.cached else "in "
         out.append(
-            f"Related suites (fixed runtime): {count_line(r.related)} in "
+            f"Related suites (fixed runtime): {count_line(r.related)} {when}"
             f"{_duration(r.related)}: "
             + ", ".join(f"`{t}`" for t in r.related.run.args)
         )
@@ -128,7 +136,7 @@ def _related(r: RedGreenResult) -> list[str]:
             )
         out.append("")
     elif r.related_suites:
-        out += ["Related suites: skipped, the focused proof is already invalid.", ""]
+        out += ["Related suites: no results, the focused proof is already invalid.", ""]
     else:
         out += ["Related suites: not run (`--no-related`).", ""]
     out += [f"_{n}_" for n in r.notes] + ([""] if r.notes else [])
@@ -171,11 +179,12 @@ def _commands(r: RedGreenResult) -> list[str]:
         f"git worktree add --detach ../red {short} && cd ../red",
         *_base_checkout(r.files),
         f"{prefix} {r.red.run.command}",
-        "# green: the fix as is, same tests",
+        "# green: the fix as is, same tests"
+        + (" (one run with the related suites)" if _shared(r) else ""),
         f"cd {r.fork_path}",
         f"{prefix} {r.green.run.command}",
     ]
-    if r.related is not None:
+    if r.related is not None and not _shared(r):
         cmds += ["# related suites on the fix", f"{prefix} {r.related.run.command}"]
     return ["### Commands", "", "```bash", *cmds, "```", ""]
 

@@ -25,6 +25,8 @@ from forkkit.forktree import ForkTree
 from forkkit.junit import JunitReport, parse_junit_text
 from forkkit.progress import say
 from forkkit.pytest_run import PytestRun, run_pytest
+from forkkit.results import CachedRun, ResultCache, ResultKey
+from forkkit.runprogress import LIVE, short_summary
 from forkkit.signals import signals_raise
 from forkkit.testenv import TestEnv
 from forkkit.vcs import Repo
@@ -47,6 +49,11 @@ class SuiteRun:
     report: JunitReport | None  # None: pytest wrote no JUnit (timeout, crash)
     problem: str = ""
 
+    @property
+    def cached(self) -> bool:
+        """Its results came from the result cache (nothing ran now)."""
+        return self.run.cached
+
     def counts(self) -> dict[str, int]:
         return self.report.summary() if self.report else {}
 
@@ -60,6 +67,7 @@ class SuiteRun:
             "targets": list(self.run.args),
             "returncode": self.run.returncode,
             "timed_out": self.run.timed_out,
+            "cached": self.run.cached,
             "wall_seconds": round(self.run.seconds, 3),
             "pytest_seconds": round(self.report.seconds, 3) if self.report else None,
             "counts": self.counts(),
@@ -131,35 +139,35 @@ def run_with_runtime_from(
     cancel: threading.Event | None = None,
     shown_dir: Path | None = None,
     head: str = "HEAD",
+    cache: ResultCache | None = None,
 ) -> SuiteRun:
     """Run the tests of commit ``head`` with ``runtime_files`` from ``rev``.
 
     That tree runs in the fork tree itself only when it is checked out there
     (refused unless clean); otherwise in a scratch worktree of it: the fork
     tree is never edited. JUnit and log go to ``out_dir``; ``shown_dir`` is
-    where they will be published (named in the result).
+    where they will be published (named in the result). A ``cache`` gives
+    back a run of the same :class:`ResultKey` and keeps a finished one.
     """
     repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
-    head_id, source = repo.rev(head), repo.rev(rev)
-    if head_id is None or source is None:
-        raise ForkkitError(
-            f"{repo.path}: no revision {rev if head_id else head!r}; "
-            "materialize the fork first (forkkit materialize)"
-        )
+    head_id, source = _resolve(repo, rev, head)
     target, tested = _target(
         repo, head=head_id, source=source, runtime_files=runtime_files, name=name
     )
     in_place = target == repo.rev("HEAD")
+    key = result_key(env, tested, tests, pytest_args)
+    hit = cache.get(key) if cache else None
 
     def pytest_in(where: Path) -> PytestRun:
-        extra = list(pytest_args)
-        return run_pytest(
-            env, where, list(tests), out_dir, name, extra, stream, timeout, cancel
-        )
+        args = (list(tests), out_dir, name, list(pytest_args), stream, timeout)
+        return run_pytest(env, where, *args, cancel)
 
     changed: list[str] = []
     with signals_raise():
-        if in_place:
+        if hit is not None:
+            say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
+            run = _reuse(hit, out_dir, name, tests)
+        elif in_place:
             require_committed(repo, "red-green")
             say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
             run = pytest_in(repo.path)
@@ -170,12 +178,70 @@ def run_with_runtime_from(
                 run = pytest_in(wt.path)
     shown = shown_dir or out_dir
     report, problem = read_run(run, name, shown)
-    if changed and not problem:
-        problem = _changed_problem(name, changed)
-    run = dataclasses.replace(
+    problem = problem or (_changed_problem(name, changed) if changed else "")
+    if cache is not None and hit is None and report is not None and not problem:
+        cache.put(key, run)
+    if stream:
+        _console_summary(name, run, report, shown / run.log.name)
+    return SuiteRun(name, source, tested, in_place, _shown(run, shown), report, problem)
+
+
+def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:
+    """The commit ids of ``head`` and ``rev`` (one line if one is missing)."""
+    head_id, source = repo.rev(head), repo.rev(rev)
+    if head_id is None or source is None:
+        raise ForkkitError(
+            f"{repo.path}: no revision {rev if head_id else head!r}; "
+            "materialize the fork first (forkkit materialize)"
+        )
+    return head_id, source
+
+
+def _shown(run: PytestRun, shown: Path) -> PytestRun:
+    """The run with its JUnit and log named where they are published."""
+    return dataclasses.replace(
         run, junit=shown / run.junit.name, log=shown / run.log.name
     )
-    return SuiteRun(name, source, tested, in_place, run, report, problem)
+
+
+def result_key(
+    env: TestEnv, tree: str, tests: Sequence[str], pytest_args: Sequence[str]
+) -> ResultKey:
+    """The result-cache key of running ``tests`` on git tree ``tree``."""
+    return ResultKey.of(env, tree, tests, pytest_args)
+
+
+def _reuse(hit: CachedRun, out_dir: Path, name: str, tests: Sequence[str]) -> PytestRun:
+    """A cached run's JUnit and log, copied into this run's folder."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
+    junit.write_bytes(hit.junit.read_bytes())
+    log.write_bytes(hit.log.read_bytes())
+    return PytestRun(
+        tuple(tests),
+        hit.returncode,
+        junit,
+        log,
+        hit.seconds,
+        hit.command,
+        cached=True,
+    )
+
+
+def _console_summary(
+    name: str, run: PytestRun, report: JunitReport | None, log: Path
+) -> None:
+    """One line per finished run, then pytest's short failure summary."""
+    c = report.summary() if report else {}
+    parts = [f"{n} {k.replace('_', ' ')}" for k, n in c.items() if n]
+    counts = ", ".join(parts) or "no results"
+    secs = f"{run.seconds:.1f}s"
+    how = f"cached (ran in {secs})" if run.cached else f"in {secs}"
+    LIVE.note(f"[forkkit] {name}: {counts} {how}; log {log}")
+    if run.returncode != 0 and run.log.is_file():
+        text = run.log.read_text(errors="replace")
+        for line in short_summary(text):
+            LIVE.note(f"    {line}")
 
 
 def _changed_problem(name: str, changed: list[str]) -> str:

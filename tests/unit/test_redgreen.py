@@ -130,7 +130,8 @@ def test_import_error_red_is_invalid(
     assert result.red.report.collection_errors
     assert any("collection error" in p for p in result.problems)
     assert not result.classification.ids("FAIL_TO_PASS")
-    assert result.related is None  # not worth running on an invalid proof
+    # green is read from the one run on the fix; no rechecks on an invalid proof
+    assert result.related is not None and result.related_base is None
     assert "❌ **invalid**" in result.markdown()
     assert_fork_intact(tree)
 
@@ -539,8 +540,9 @@ def test_node_id_and_helpers() -> None:
     assert node_id("other.mod::t", files) is None
     changed = ["vllm/a.py", "vllm/b.py", "tests/v1/test_a.py", "pkg/test_x.py"]
     assert untested_changes(changed, ["vllm/a.py"]) == ["vllm/b.py"]
-    assert resolve_parallel("auto", cpus=2) is False
-    assert resolve_parallel("auto", cpus=8) is True
+    assert resolve_parallel("auto", cpus=2, load=0.2) is True  # 2 cores free
+    assert resolve_parallel("auto", cpus=2, load=1.0) is False
+    assert resolve_parallel("auto", cpus=8, load=5.5) is True
     assert resolve_parallel("on") and not resolve_parallel("off")
 
     def rep(**outcomes: junit.Outcome) -> junit.JunitReport:

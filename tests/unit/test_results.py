@@ -1,0 +1,261 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Red/green in the fewest runs, with one result cache (real git and pytest)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkkit import pytest_run, testenv
+from forkkit.config import ForkConfig
+from forkkit.forktree import materialize
+from forkkit.rebase import Options, rebase, resolve_target
+from forkkit.reconcile import reconcile
+from forkkit.redgreen import prove
+from forkkit.results import ResultCache, ResultKey
+from tests.synthetic import (
+    CALC_FIXED_BY_DECORATOR,
+    RECON_BASE,
+    RECON_DISJOINT,
+    RECON_OURS,
+    SyntheticUpstream,
+    make_project,
+    toy_release,
+    toy_testenv_python,
+    write_patch,
+)
+
+FOCUSED = ("tests/test_fix.py", "tests/test_other.py")
+
+
+def _key(**changes: Any) -> ResultKey:
+    base = ResultKey(
+        tree="t" * 40,
+        env_key="e",
+        python="/py",
+        env={"A": "1"},
+        pytest_args=("-k", "x"),
+        deselect=("tests/a.py::t",),
+        targets=("tests",),
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def test_key_changes_with_every_part() -> None:
+    same = _key().digest()
+    assert same == _key().digest() and len(same) == 64
+    changes: list[dict[str, Any]] = [
+        {"tree": "u" * 40},
+        {"env_key": "f"},
+        {"python": "/other"},
+        {"env": {"A": "2"}},
+        {"pytest_args": ("-k", "y")},
+        {"deselect": ()},
+        {"deselect": ("tests/a.py::t", "tests/b.py::u")},
+        {"targets": ("tests", "tests/test_fix.py")},
+    ]
+    for change in changes:
+        assert _key(**change).digest() != same, change
+
+
+def test_cache_stores_and_returns_the_junit_and_log(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path / "results")
+    junit, log = tmp_path / "r.xml", tmp_path / "r.log"
+    junit.write_text("<testsuite/>")
+    log.write_text("1 passed\n")
+    run = pytest_run.PytestRun(("t",), 0, junit, log, 2.5, "python -m pytest t")
+    key = _key()
+    assert cache.get(key) is None
+    cache.put(key, run)
+    hit = cache.get(key)
+    assert hit is not None
+    assert (
+        hit.junit.read_text() == "<testsuite/>" and hit.log.read_text() == "1 passed\n"
+    )
+    assert hit.seconds == 2.5 and hit.returncode == 0
+    assert cache.get(_key(deselect=())) is None
+
+
+def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Record every pytest command forkkit starts."""
+    started: list[list[str]] = []
+    real = pytest_run._start
+
+    def spy(cmd: list[str], *args: Any, **kw: Any) -> Any:
+        started.append(cmd)
+        return real(cmd, *args, **kw)
+
+    monkeypatch.setattr(pytest_run, "_start", spy)
+    return started
+
+
+def _focused_project(tmp_path: Path, up: SyntheticUpstream) -> ForkConfig:
+    return make_project(tmp_path / "proj", up, "1.0", focused_tests=FOCUSED)
+
+
+def test_fix_runs_once_with_related_suites(
+    toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = materialize(toy_project)
+    started = _count_starts(monkeypatch)
+    result = prove(toy_project, tree, out_dir=tmp_path / "r", stream=False)
+    assert result.valid, result.problems
+    assert len(started) == 2, started  # red + one run on the fix
+    assert started[1][-1:] == ["tests"]  # the focused tests are under tests/
+    assert result.related is not None
+    assert result.green.run.log == result.related.run.log  # green read from it
+    assert result.related.counts()["passed"] == 3
+    assert result.green.counts() == {
+        "passed": 1,
+        "failed": 0,
+        "error": 0,
+        "skipped": 0,
+        "collection_errors": 0,
+    }
+    assert (tmp_path / "r" / "red_green_green.xml").is_file()  # JUnit per run
+
+
+def test_classification_is_the_same_with_and_without_related(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg = _focused_project(tmp_path, toy_upstream)
+    tree = materialize(cfg)
+    docs = []
+    for related, out in ((True, "a"), (False, "b")):
+        prove(cfg, tree, related=related, out_dir=tmp_path / out, stream=False)
+        docs.append(json.loads((tmp_path / out / "red_green.json").read_text()))
+    with_related, alone = (d["classification"] for d in docs)
+    assert with_related == alone
+    assert with_related["FAIL_TO_PASS"] == ["tests/test_fix.py::test_limit_reaches_n"]
+    assert sorted(with_related["PASS_TO_PASS"]) == [
+        "tests/test_other.py::test_double",
+        "tests/test_other.py::test_name",
+    ]
+    assert docs[0]["related"] is not None and docs[1]["related"] is None
+
+
+def test_rerun_with_nothing_changed_is_cached(
+    toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = materialize(toy_project)
+    first = prove(toy_project, tree, out_dir=tmp_path / "a", stream=False)
+    assert first.valid and not first.red.cached and not first.green.cached
+    started = _count_starts(monkeypatch)
+    again = prove(toy_project, tree, out_dir=tmp_path / "b", stream=False)
+    assert started == []  # nothing ran
+    assert again.valid and again.red.cached and again.green.cached
+    assert again.related is not None and again.related.cached
+    data = json.loads((tmp_path / "b" / "red_green.json").read_text())
+    assert data["red"]["cached"] is True and data["related"]["cached"] is True
+    assert (
+        data["classification"]
+        == json.loads((tmp_path / "a" / "red_green.json").read_text())["classification"]
+    )
+    assert "cached" in (tmp_path / "b" / "red_green.md").read_text()
+    assert (tmp_path / "b" / "red_green_red.xml").is_file()
+    assert (tmp_path / "b" / "red_green_red.log").is_file()
+    fresh = prove(toy_project, tree, out_dir=tmp_path / "c", stream=False, fresh=True)
+    assert len(started) == 2 and not fresh.red.cached
+    assert fresh.related is not None and not fresh.related.cached
+
+
+def test_cache_misses_when_deselect_or_targets_change(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    tree = materialize(toy_project)
+    env = testenv.TestEnv(python=Path(sys.executable), env={}, key="toy")
+    prove(toy_project, tree, env=env, out_dir=tmp_path / "a", stream=False)
+    other = dataclasses.replace(env, deselect=("tests/test_other.py::test_name",))
+    r = prove(toy_project, tree, env=other, out_dir=tmp_path / "b", stream=False)
+    assert not r.red.cached and r.related is not None and not r.related.cached
+    assert r.related.counts()["passed"] == 2
+    r = prove(
+        toy_project,
+        tree,
+        env=env,
+        tests=["tests/test_fix.py::test_limit_reaches_n"],
+        out_dir=tmp_path / "c",
+        stream=False,
+    )
+    assert not r.red.cached
+
+
+def test_cli_fresh_flag(toy_project: ForkConfig, tmp_path: Path) -> None:
+    src = str(Path(__file__).parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": src}
+    cmd = [sys.executable, "-m", "forkkit", "--config", str(toy_project.path)]
+    cmd += ["red-green", "--no-related"]
+    first = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    assert second.returncode == 0 and "cached" in second.stdout
+    third = subprocess.run([*cmd, "--fresh"], env=env, capture_output=True, text=True)
+    assert third.returncode == 0, third.stderr
+    assert "cached" not in third.stdout
+
+
+def test_rebase_reuses_runs_from_the_result_cache(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_FIXED_BY_DECORATOR}))
+    target = resolve_target(toy_project, "toy==1.1")
+    first = rebase(toy_project, target, Options(red_green=False))
+    assert list(toy_project.work.results.glob("*/*/junit.xml"))
+    capfd.readouterr()
+    started = _count_starts(monkeypatch)
+    again = rebase(toy_project, target, Options(red_green=False))
+    assert started == [] and "(cached: same tree" in capfd.readouterr().err
+    assert [p.status for p in again.patches] == [p.status for p in first.patches]
+
+
+def test_reconcile_stores_its_runs_in_the_result_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    up = SyntheticUpstream(tmp_path / "upstream")
+    up.publish("1.0", RECON_BASE)
+    ours = [("[Bugfix] limit reaches n", RECON_OURS)]
+    cfg = make_project(tmp_path / "project", up, "1.0", ours)
+    patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
+    reconcile(cfg, str(patch))
+    stored = list(cfg.work.results.glob("*/*/run.json"))
+    assert stored and not cfg.work.reconcile_cache.exists()
+    meta = json.loads(stored[0].read_text())
+    assert "--continue-on-collection-errors" in meta["key"]["pytest_args"]
+    again = reconcile(cfg, str(patch))[0]
+    assert all(c.cached for c in again.cells.values() if c.status == "ran")
+
+
+def test_bench_compares_with_the_manual_recipe_on_the_toy(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    bench = Path(__file__).parents[2] / "benchmarks" / "red_green_bench.py"
+    src = str(Path(__file__).parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": src}
+    numbers = tmp_path / "bench.json"
+    cmd = [sys.executable, str(bench), "--config", str(toy_project.path)]
+    proc = subprocess.run(
+        [*cmd, "--repeat", "1", "--json", str(numbers)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Load average before: " in proc.stdout
+    data = json.loads(numbers.read_text())
+    assert set(data["wall"]) == {
+        "manual recipe (3 pytest runs, git restore)",
+        "forkkit red-green --fresh",
+        "forkkit red-green (cached rerun)",
+    }
