@@ -8,7 +8,8 @@ import nox
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
-nox.options.default_venv_backend = "venv"
+# uv where nox finds it ($UV, nox's own env, PATH; ./dev installs it), else venv.
+nox.options.default_venv_backend = "uv|venv"
 nox.options.error_on_missing_interpreters = True
 
 PY = "3.11"
@@ -30,10 +31,28 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session(python=PY)
-def tests(session: nox.Session) -> None:
-    """The toolkit's own tests: unit + integration on the real pinned vLLM."""
+def unit(session: nox.Session) -> None:
+    """The fast unit tests (about a minute): no real vLLM, no contract matrices."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    args = session.posargs or ["tests/unit"]
+    session.run("pytest", "-m", "not integration and not contract", *_xdist(), *args)
+
+
+@nox.session(python=PY)
+def tests(session: nox.Session) -> None:
+    """The toolkit's own tests: unit, contract and integration (real pinned vLLM).
+
+    One pytest run over pytest-xdist workers: the integration tests run
+    together on one worker, in order (tests/conftest.py), while the other
+    workers take the unit and contract tests.
+    """
+    session.install("-e", ".[test]")
+    session.run("pytest", *_xdist(), *session.posargs)
+
+
+def _xdist() -> list[str]:
+    """pytest-xdist over every core; none on a single core (workers only cost)."""
+    return ["-n", "auto"] if (os.cpu_count() or 1) > 1 else []
 
 
 @nox.session(python=PY)
@@ -104,7 +123,7 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/red_green_bench.py", *args)
 
 
-@nox.session(python=PY)
+@nox.session(python=PY, venv_backend="venv")  # pip: the actionlint fallback
 def workflows(session: nox.Session) -> None:
     """Lint .github/workflows offline: actionlint and zizmor (no network audits).
 

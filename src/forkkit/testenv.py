@@ -154,7 +154,8 @@ def _install(cfg: ForkConfig, tree: Path, venv: Path) -> None:
         rest = [*reqs, *cfg.testenv.extra]
         with step(f"installing upstream requirements and test tools ({tool})"):
             if uv:
-                cmd = [uv, "pip", "install", "-q", "--python", str(python)]
+                cmd = [uv, "pip", "install", "-q", "--compile-bytecode"]
+                cmd += ["--python", str(python)]  # bytecode: as pip does
                 subprocess.run([*cmd, "-c", str(constraints), *rest], check=True)
             else:
                 subprocess.run([*pip, *rest], check=True)

@@ -1,8 +1,6 @@
 """The real fork: pinned vLLM 0.30.0 (sha256-verified), materialized and tested.
 
-The sdist cache and the CPU test venv are the project's (``.forkkit`` or
-``FORKKIT_WORKDIR``), so they are built once and shared with the main job;
-the fork trees these tests build live in a temporary folder.
+The fork tree is the session's shared one (tests/integration/conftest.py).
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.config import ForkConfig, load_config
+from forkkit.config import ForkConfig
 from forkkit.forktree import BASE_TAG, ForkTree, materialize
 from forkkit.junit import parse_junit
 
@@ -28,14 +26,14 @@ BASE_COMMIT = "b0d5a0185986488bef6c9b70d1f551e8ba3bf95c"
 QUICK_SUITE = "tests/v1/core/test_single_type_kv_cache_manager.py"
 
 
-@pytest.fixture(scope="module")
-def cfg() -> ForkConfig:
-    return load_config(REPO / "fork.toml")
+@pytest.fixture
+def cfg(real_cfg: ForkConfig) -> ForkConfig:
+    return real_cfg
 
 
-@pytest.fixture(scope="module")
-def fork(cfg: ForkConfig, tmp_path_factory: pytest.TempPathFactory) -> ForkTree:
-    return materialize(cfg, dest=tmp_path_factory.mktemp("real") / "fork")
+@pytest.fixture
+def fork(real_fork: ForkTree) -> ForkTree:
+    return real_fork
 
 
 def test_pinned_base_is_stable(cfg: ForkConfig, fork: ForkTree) -> None:
@@ -80,3 +78,4 @@ def test_pristine_suite_passes(fork: ForkTree, tmp_path: Path) -> None:
     assert report.summary()["passed"] == len(report.tests) == 22
     assert all(t.startswith("tests.v1.core.") for t in report.tests)
     assert fork.repo.rev("HEAD") == fork.head  # back on the fork afterwards
+    assert fork.repo.dirty() == []  # and clean: the next tests share this tree

@@ -6,24 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.config import load_config
-from forkkit.forktree import materialize
+from forkkit.config import ForkConfig
+from forkkit.forktree import ForkTree
 from forkkit.redgreen import prove
-from forkkit.series import load_series
 from forkkit.vcs import scratch_root
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 
-def test_real_fork_red_green_is_valid(tmp_path: Path) -> None:
-    cfg = load_config(ROOT / "fork.toml")
-    if not load_series(cfg.series_file, cfg.patches_dir).patches:
-        pytest.skip(
-            f"{cfg.series_file} is empty: the fork equals upstream base, "
-            "so there is no fix to prove yet"
-        )
-    tree = materialize(cfg, dest=tmp_path / "fork")
+def test_real_fork_red_green_is_valid(
+    real_cfg: ForkConfig, carried_fork: ForkTree, tmp_path: Path
+) -> None:
+    cfg, tree = real_cfg, carried_fork
     # Parallel: red and green at once (also covers that path on real vLLM).
     result = prove(
         cfg,

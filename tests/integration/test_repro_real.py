@@ -7,21 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.config import load_config
-from forkkit.forktree import materialize
+from forkkit.config import ForkConfig
+from forkkit.forktree import ForkTree
 from forkkit.repro import ReproOptions, render_markdown, reproduce
-from forkkit.series import load_series
 from forkkit.vcs import scratch_root
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 
 
-def test_identical_resend_recovers_the_mamba_checkpoint(tmp_path: Path) -> None:
-    cfg = load_config(ROOT / "fork.toml")
-    if not load_series(cfg.series_file, cfg.patches_dir).patches:
-        pytest.skip(f"{cfg.series_file} is empty: no fix to compare with base yet")
-    tree = materialize(cfg, dest=tmp_path / "fork")
+def test_identical_resend_recovers_the_mamba_checkpoint(
+    real_cfg: ForkConfig, carried_fork: ForkTree, tmp_path: Path
+) -> None:
+    cfg, tree = real_cfg, carried_fork
     opts = ReproOptions(prompt_lens=(2000,), kinds=("identical",)).validate()
     result = reproduce(cfg, tree, opts, tmp_path / "reports", timeout=900)
 

@@ -182,6 +182,7 @@ MATERIALIZE_STEPS = [
 ]
 
 
+@pytest.mark.contract
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_materialize_interrupted_at_every_step(project: ForkConfig, sig: int) -> None:
     forkkit(project, "materialize", check=True)
@@ -219,6 +220,7 @@ EXPORT_STEPS = [
 ]
 
 
+@pytest.mark.contract
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_export_interrupted_at_every_step(
     project: ForkConfig, tmp_path: Path, sig: int
