@@ -149,22 +149,40 @@ def export_series(
     head = repo.rev("HEAD") or tree.head
     _check_tree(repo, tree, series, head)
     old_text = read_series_text(series_file)
-    old_names = parse_series_file(old_text)
-    unknown = tuple(
-        sorted(
-            p.name
-            for p in patches_dir.glob("*.patch")
-            if p.name not in old_names and p.is_file()
-        )
-    )
+    unknown = _unknown(patches_dir, parse_series_file(old_text))
     if head == tree.head and not tree.stopped_at:
         say("nothing to export: the fork tree is exactly the built series")
         return ExportResult(names=(), removed=(), unknown=unknown, written=False)
     head_tree = repo.tree(head)
+    names, removed = _write(cfg, repo, tree.base, head, old_text=old_text)
+    for name in unknown:
+        say(f"left alone: {patches_dir / name} (not in the series)")
+    _rebuild(repo, tree, series_file, patches_dir, head_tree=head_tree)
+    return ExportResult(names=names, removed=removed, unknown=unknown, written=True)
+
+
+def _unknown(patches_dir: Path, series_names: list[str]) -> tuple[str, ...]:
+    """``*.patch`` files the series does not name: never written or deleted."""
+    return tuple(
+        sorted(
+            p.name
+            for p in patches_dir.glob("*.patch")
+            if p.name not in series_names and p.is_file()
+        )
+    )
+
+
+def _write(
+    cfg: ForkConfig, repo: Repo, base: str, head: str, *, old_text: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Verify ``base..head`` as patches, then write them in one transaction."""
+    patches_dir = cfg.patches_dir
+    old_names = parse_series_file(old_text)
+    unknown = _unknown(patches_dir, old_names)
     with tempfile.TemporaryDirectory(prefix="forkkit-export-") as tmp:
-        files = repo.format_patch(f"{tree.base}..{head}", Path(tmp))
+        files = repo.format_patch(f"{base}..{head}", Path(tmp))
         say(f"checking that {len(files)} patch(es) rebuild HEAD's tree")
-        _verify(repo, tree.base, files, head_tree)
+        _verify(repo, base, files, repo.tree(head))
         names = [f.name for f in files]
         clash = sorted(set(names) & set(unknown))
         if clash:
@@ -179,15 +197,10 @@ def export_series(
     removed = tuple(n for n in old_names if n not in names)
     for name in removed:
         txn.delete(patches_dir / name)
-    txn.write(series_file, rewrite_series_text(old_text, names))
+    txn.write(cfg.series_file, rewrite_series_text(old_text, names))
     say(f"writing {len(names)} patch(es) to {patches_dir.name}/")
     txn.commit()
-    for name in unknown:
-        say(f"left alone: {patches_dir / name} (not in the series)")
-    _rebuild(repo, tree, series_file, patches_dir, head_tree=head_tree)
-    return ExportResult(
-        names=tuple(names), removed=removed, unknown=unknown, written=True
-    )
+    return tuple(names), removed
 
 
 def _verify(repo: Repo, base: str, files: list[Path], head_tree: str) -> None:
