@@ -41,3 +41,19 @@ def check_path_options(args: argparse.Namespace) -> None:
         check_folder_path(
             Path(dest).absolute(), what="--dest", fix="pick a folder for the fork tree"
         )
+
+
+def add_proof_options(parser: argparse.ArgumentParser) -> None:
+    """``--focused-only`` and ``--pytest-args`` of the red/green proof a
+    command runs on its result (rebase, watch)."""
+    parser.add_argument(
+        "--focused-only",
+        action="store_true",
+        help="red/green on the focused tests only (not the related suites)",
+    )
+    parser.add_argument(
+        "--pytest-args",
+        nargs=argparse.REMAINDER,
+        default=[],
+        help="everything after this goes to pytest",
+    )

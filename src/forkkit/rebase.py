@@ -41,6 +41,7 @@ from forkkit.absorb import (
     split_runtime,
     verdict_line,
 )
+from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.forktree import apply_series, make_base
@@ -696,17 +697,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-red-green", action="store_true", help="skip red/green on the result"
     )
-    parser.add_argument(
-        "--focused-only",
-        action="store_true",
-        help="red/green on the focused tests only (not the related suites)",
-    )
-    parser.add_argument(
-        "--pytest-args",
-        nargs=argparse.REMAINDER,
-        default=[],
-        help="everything after this goes to pytest",
-    )
+    add_proof_options(parser)
 
 
 def run(args: argparse.Namespace, cfg: ForkConfig) -> int:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from forkkit.absorb import RebaseResult
 from forkkit.absorb import render_markdown as render_rebase
+from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.progress import say, step
@@ -279,17 +280,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pre", action="store_true", help="consider pre-releases (rc, beta, dev)"
     )
-    parser.add_argument(
-        "--focused-only",
-        action="store_true",
-        help="red/green on the focused tests only (not the related suites)",
-    )
-    parser.add_argument(
-        "--pytest-args",
-        nargs=argparse.REMAINDER,
-        default=[],
-        help="everything after this goes to pytest",
-    )
+    add_proof_options(parser)
 
 
 def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
