@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from forkkit.config import load_config
-from forkkit.progress import say
-from forkkit.report import md_table
-from forkkit.upstream import fetch_sdist
+from forkkit.output.progress import say
+from forkkit.output.report import md_table
+from forkkit.upstream.sdist import fetch_sdist
 from forkkit.vcs import Repo
 
 ROOT = Path(__file__).resolve().parents[1]

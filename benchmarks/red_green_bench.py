@@ -32,10 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
-from forkkit.forktree import BASE_TAG, ForkTree, materialize
-from forkkit.progress import say
-from forkkit.report import md_table
-from forkkit.testenv import TestEnv, ensure_testenv
+from forkkit.fork.tree import BASE_TAG, ForkTree, materialize
+from forkkit.output.progress import say
+from forkkit.output.report import md_table
+from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.vcs import Repo
 
 MANUAL = "manual recipe (3 pytest runs, git restore)"

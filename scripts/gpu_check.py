@@ -31,8 +31,8 @@ from typing import Any
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.junit import parse_junit
-from forkkit.report import append_step_summary, md_table, write_reports
+from forkkit.output.report import append_step_summary, md_table, write_reports
+from forkkit.testing.junit import parse_junit
 
 STEM = "gpu_check"
 PASSED, FAILED, NOT_STARTED, NO_GPU = 0, 1, 2, 3

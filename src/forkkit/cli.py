@@ -13,20 +13,32 @@ from forkkit import txn
 from forkkit.cliopts import add_dest_option, add_upstream_options, check_path_options
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.progress import say
+from forkkit.output.progress import say
 from forkkit.signals import Interrupted, signals_raise
 
 # Commands whose implementation lives in another module: each such module
 # defines ``add_arguments(parser)`` and ``run(args, cfg) -> int``.
 PLUGIN_COMMANDS: dict[str, tuple[str, str]] = {
     "red-green": (
-        "forkkit.redgreen",
+        "forkkit.commands.redgreen.run",
         "prove the fix: red on base runtime, green on fix",
     ),
-    "rebase": ("forkkit.rebase", "move the patch series onto a newer upstream"),
-    "reconcile": ("forkkit.reconcile", "compare/combine with a competing change"),
-    "repro": ("forkkit.repro", "CPU resend reproduction: cached tokens, base vs fix"),
-    "watch": ("forkkit.watch", "dry-run rebase onto the newest upstream release"),
+    "rebase": (
+        "forkkit.commands.rebase.run",
+        "move the patch series onto a newer upstream",
+    ),
+    "reconcile": (
+        "forkkit.commands.reconcile.run",
+        "compare/combine with a competing change",
+    ),
+    "repro": (
+        "forkkit.commands.repro.run",
+        "CPU resend reproduction: cached tokens, base vs fix",
+    ),
+    "watch": (
+        "forkkit.commands.watch.run",
+        "dry-run rebase onto the newest upstream release",
+    ),
 }
 
 
@@ -44,7 +56,7 @@ def _spec(cfg: ForkConfig, args: argparse.Namespace) -> ForkConfig:
 
 
 def cmd_fetch(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.upstream import fetch_sdist
+    from forkkit.upstream.sdist import fetch_sdist
 
     path = fetch_sdist(cfg.upstream, cfg.work.sdist_cache)
     print(path)
@@ -52,7 +64,7 @@ def cmd_fetch(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 
 def cmd_materialize(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.forktree import materialize
+    from forkkit.fork.tree import materialize
 
     tree = materialize(cfg, dest=args.dest, force=args.force)
     if args.json:
@@ -63,7 +75,7 @@ def cmd_materialize(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 
 def cmd_export(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.export import export_series
+    from forkkit.fork.export import export_series
 
     result = export_series(cfg, dest=args.dest, rewrite=args.rewrite)
     for name in result.names:
@@ -74,7 +86,7 @@ def cmd_export(args: argparse.Namespace, cfg: ForkConfig) -> int:
 
 
 def cmd_status(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.status import fork_status
+    from forkkit.fork.status import fork_status
 
     status = fork_status(cfg, dest=args.dest)
     print(json.dumps(status, indent=2) if args.json else status["summary"])
@@ -87,7 +99,7 @@ def _tree_for_tests(cfg: ForkConfig, dest: Path | None, pristine: bool) -> Path:
     Local edits are kept (and tested, unless ``pristine``, which only needs
     the tree's ``base`` tag).
     """
-    from forkkit.forktree import LocalChangesError, materialize
+    from forkkit.fork.tree import LocalChangesError, materialize
     from forkkit.vcs import Repo
 
     try:
@@ -100,14 +112,14 @@ def _tree_for_tests(cfg: ForkConfig, dest: Path | None, pristine: bool) -> Path:
 
 
 def cmd_testenv(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.testenv import ensure_testenv
+    from forkkit.testing.env import ensure_testenv
 
     print(ensure_testenv(cfg, _tree_for_tests(cfg, None, False)).python)
     return 0
 
 
 def cmd_suites(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.suites import run_suites
+    from forkkit.testing.suites import run_suites
 
     tree = _tree_for_tests(cfg, args.dest, args.pristine)
     run = run_suites(

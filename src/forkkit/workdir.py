@@ -148,7 +148,7 @@ class Workdir:
                 f"{self.root}: in use by {holder}; wait for it to finish, "
                 "or rerun with --wait"
             )
-        from forkkit.progress import say
+        from forkkit.output.progress import say
 
         say(f"waiting for {holder} to release {self.root} ...")
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from forkkit.config import ForkConfig
-from forkkit.forktree import BASE_TAG, ForkTree, materialize
-from forkkit.junit import parse_junit
+from forkkit.fork.tree import BASE_TAG, ForkTree, materialize
+from forkkit.testing.junit import parse_junit
 
 pytestmark = pytest.mark.integration
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from forkkit.commands.rebase.run import Options, rebase, resolve_target
 from forkkit.config import load_config
-from forkkit.rebase import Options, rebase, resolve_target
-from forkkit.series import load_series
-from forkkit.testenv import ensure_testenv
-from forkkit.upstream import extract_sdist, fetch_sdist
+from forkkit.patches.series import load_series
+from forkkit.testing.env import ensure_testenv
+from forkkit.upstream.sdist import extract_sdist, fetch_sdist
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
-from forkkit.forktree import ForkTree
-from forkkit.redgreen import prove
+from forkkit.fork.tree import ForkTree
 from forkkit.vcs import scratch_root
 
 pytestmark = pytest.mark.integration

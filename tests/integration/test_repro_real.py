@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from forkkit.commands.repro.run import ReproOptions, render_markdown, reproduce
 from forkkit.config import ForkConfig
-from forkkit.forktree import ForkTree
-from forkkit.repro import ReproOptions, render_markdown, reproduce
+from forkkit.fork.tree import ForkTree
 from forkkit.vcs import scratch_root
 
 pytestmark = pytest.mark.integration

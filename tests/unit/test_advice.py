@@ -250,6 +250,6 @@ def test_the_call_graph_sees_commands_reach_their_messages() -> None:
     _, handlers = _build_parser()
     h = handlers["materialize"]
     seen = graph.reach({f"{h.__module__}.{h.__name__}"}, set())
-    assert "forkkit.forktree.materialize" in seen
-    assert "forkkit.upstream.fetch_sdist" in seen
+    assert "forkkit.fork.tree.materialize" in seen
+    assert "forkkit.upstream.sdist.fetch_sdist" in seen
     assert "forkkit.config.load_config" in graph.reach({"forkkit.cli.main"}, set())

@@ -12,7 +12,7 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.config import ForkConfig
-from forkkit.junit import parse_junit
+from forkkit.testing.junit import parse_junit
 from forkkit.vcs.git import Git
 from tests.synthetic import FIXED_CALC
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from forkkit.diffs import (
+from forkkit.commands.reconcile.diffs import (
     Cell,
     ReconcileResult,
     Runtime,
@@ -28,9 +28,9 @@ from forkkit.diffs import (
     target_folders,
     touched_tests,
 )
+from forkkit.commands.reconcile.render import render_markdown, to_json
 from forkkit.errors import ForkkitError
-from forkkit.junit import parse_junit_text
-from forkkit.reconcile_report import render_markdown, to_json
+from forkkit.testing.junit import parse_junit_text
 from forkkit.vcs.git import Git
 
 BASE = textwrap.dedent(

@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from forkkit import forkstate
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.export import ExportResult, export_series
-from forkkit.forktree import (
+from forkkit.fork import state as forkstate
+from forkkit.fork.export import ExportResult, export_series
+from forkkit.fork.tree import (
     BASE_TAG,
     FORK_BRANCH,
     ForkTree,
     materialize,
 )
-from forkkit.series import load_series
+from forkkit.patches.series import load_series
 from forkkit.vcs.git import Git
 from tests.synthetic import (
     BUGGY,

@@ -88,7 +88,7 @@ def test_an_external_interpreter_keeps_the_callers_device(
     """The caller's VLLM_TARGET_DEVICE wins over fork.toml's CPU setting."""
     import dataclasses
 
-    from forkkit.testenv import ensure_testenv
+    from forkkit.testing.env import ensure_testenv
 
     testenv = dataclasses.replace(
         toy_project.testenv, env={"VLLM_TARGET_DEVICE": "cpu"}

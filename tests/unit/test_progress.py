@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
-from forkkit.forktree import materialize
-from forkkit.redgreen import prove
-from forkkit.runprogress import (
+from forkkit.fork.tree import materialize
+from forkkit.output.runprogress import (
     PLUGIN,
     PLUGIN_DIR,
     LiveLine,

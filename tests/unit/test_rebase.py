@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from forkkit import junit
-from forkkit.absorb import (
+from forkkit.cli import main
+from forkkit.commands.rebase.absorb import (
     RebaseResult,
     conflict_regions,
     in_test_file,
@@ -20,12 +20,12 @@ from forkkit.absorb import (
     split_hunks,
     split_runtime,
 )
-from forkkit.cli import main
+from forkkit.commands.rebase.run import Options, Target, rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.junit import JunitReport, Outcome
-from forkkit.rebase import Options, Target, rebase, resolve_target
-from forkkit.series import load_series
+from forkkit.patches.series import load_series
+from forkkit.testing import junit
+from forkkit.testing.junit import JunitReport, Outcome
 from tests.synthetic import (
     CALC_CONFLICT,
     CALC_CONFLICT_RESOLVED,
@@ -480,7 +480,7 @@ def test_apply_writes_only_bytes_that_rebuild_the_tree(
 ) -> None:
     """The refreshed patches change between export and --apply (here: during
     the proof): the check runs on the bytes written, so nothing is written."""
-    import forkkit.rebase
+    import forkkit.commands.rebase.run
 
     target = onto(
         toy_project, toy_upstream, "1.1", toy_release({"toy/extra.py": "X = 1\n"})
@@ -493,7 +493,7 @@ def test_apply_writes_only_bytes_that_rebuild_the_tree(
             patch.write_text(text)
         return None, "", True
 
-    monkeypatch.setattr(forkkit.rebase, "_prove", tampering_proof)
+    monkeypatch.setattr(forkkit.commands.rebase.run, "_prove", tampering_proof)
     before = snapshot(toy_project)
     with pytest.raises(ForkkitError, match="nothing written"):
         rebase(toy_project, target, Options(apply=True, semantic=False))

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from forkkit.cli import main
+from forkkit.commands.reconcile.cells import broken_modules
+from forkkit.commands.reconcile.run import Options, parse_competitor, reconcile
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.reconcile import Options, parse_competitor, reconcile
-from forkkit.reconcile_cells import broken_modules
 from forkkit.vcs.git import Git
 from tests.synthetic import (
     RECON_BASE,

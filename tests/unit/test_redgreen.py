@@ -14,12 +14,7 @@ from typing import Any
 
 import pytest
 
-from forkkit import junit, testenv
-from forkkit.classify import classify
-from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
-from forkkit.forktree import ForkTree, materialize
-from forkkit.redgreen import (
+from forkkit.commands.redgreen.run import (
     node_id,
     prove,
     related_verdict,
@@ -27,6 +22,12 @@ from forkkit.redgreen import (
     run_with_runtime_from,
     untested_changes,
 )
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import ForkTree, materialize
+from forkkit.testing import env as testenv
+from forkkit.testing import junit
+from forkkit.testing.classify import classify
 from forkkit.vcs import Repo, scratch_root
 from tests.synthetic import (
     BUGGY,

@@ -10,11 +10,9 @@ from typing import Any
 
 import pytest
 
-from forkkit import cli, repro, testenv
-from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
-from forkkit.forktree import materialize
-from forkkit.repro import (
+from forkkit import cli
+from forkkit.commands.repro import run as repro
+from forkkit.commands.repro.run import (
     Comparison,
     ReproOptions,
     ReproResult,
@@ -25,6 +23,10 @@ from forkkit.repro import (
     render_markdown,
     reproduce,
 )
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import materialize
+from forkkit.testing import env as testenv
 from forkkit.vcs import scratch_root
 from tests.synthetic import SyntheticUpstream, make_project
 

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from forkkit import pytest_run, testenv
+from forkkit.commands.rebase.run import Options, rebase, resolve_target
+from forkkit.commands.reconcile.run import reconcile
+from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
-from forkkit.forktree import materialize
-from forkkit.rebase import Options, rebase, resolve_target
-from forkkit.reconcile import reconcile
-from forkkit.redgreen import prove
-from forkkit.results import ResultCache, ResultKey
+from forkkit.fork.tree import materialize
+from forkkit.testing import env as testenv
+from forkkit.testing import pytest_run
+from forkkit.testing.cache import ResultCache, ResultKey
 from tests.synthetic import (
     CALC_FIXED_BY_DECORATOR,
     RECON_BASE,

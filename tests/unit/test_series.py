@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forkkit.errors import ForkkitError
-from forkkit.series import (
+from forkkit.patches.series import (
     hunk_at,
     load_series,
     parse_patch_text,

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from forkkit.config import ForkConfig
-from forkkit.forktree import materialize
-from forkkit.junit import parse_junit
-from forkkit.suites import run_suites
+from forkkit.fork.tree import materialize
+from forkkit.testing.junit import parse_junit
+from forkkit.testing.suites import run_suites
 from forkkit.vcs import scratch_root
 from tests.synthetic import FIXED_CALC
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from forkkit import report
 from forkkit.cli import main
 from forkkit.config import ForkConfig
-from forkkit.report import append_step_summary
+from forkkit.output import report
+from forkkit.output.report import append_step_summary
 from tests.synthetic import (
     BUGGY,
     CALC_CONTEXT_MOVED,

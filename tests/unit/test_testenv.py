@@ -18,7 +18,7 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.testenv import ensure_testenv, find_uv
+from forkkit.testing.env import ensure_testenv, find_uv
 
 pytestmark = pytest.mark.contract  # builds real venvs (pip, uv): seconds each
 

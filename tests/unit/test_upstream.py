@@ -18,8 +18,8 @@ import pytest
 
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
-from forkkit.forktree import materialize
-from forkkit.upstream import (
+from forkkit.fork.tree import materialize
+from forkkit.upstream.sdist import (
     EXTRACT_MANIFEST,
     EXTRACT_MARKER,
     extract_sdist,

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from forkkit.cli import main
+from forkkit.commands.watch.run import fallback_version, newer_releases
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.upstream import sdist_versions
-from forkkit.watch import fallback_version, newer_releases
+from forkkit.upstream.sdist import sdist_versions
 from tests.synthetic import (
     CALC_CONFLICT,
     CALC_CONTEXT_MOVED,

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from forkkit.output.progress import say
 from forkkit.process import pid_alive
-from forkkit.progress import say
 from forkkit.vcs.git import Git
 
 SCRATCH_DIR = ".forkkit-worktrees"

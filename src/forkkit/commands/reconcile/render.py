@@ -1,0 +1,312 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The reconcile report: :class:`~forkkit.commands.reconcile.diffs.ReconcileResult`
+as Markdown (for a PR thread) and JSON. Pure: no git, no pytest, no files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from forkkit.commands.reconcile.diffs import (
+    Cell,
+    Diff,
+    Measurement,
+    Overlap,
+    ReconcileResult,
+    failure_kinds,
+)
+from forkkit.output.report import md_table
+
+MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
+_OVERLAP = {
+    "disjoint": "The two changes touch **no common file**.",
+    "same-files": "Both sides touch the same file(s) but **no hunks overlap**.",
+    "overlapping": "Both sides change **the same code** (overlapping hunks).",
+}
+_MATRIX_INTRO = (
+    "Rows: each side's tests, classified SWE-bench style on base runtime vs "
+    "that side's runtime (UNCLASSIFIED: tests that only exist in some "
+    "columns). Columns: the runtime they run on; the tests always come from "
+    "the row's side.\n"
+)
+
+
+def _short(test_id: str) -> str:
+    """``tests.v1.core.test_x::test_y`` -> ``test_x::test_y``."""
+    module, sep, rest = test_id.partition("::")
+    return module.rsplit(".", 1)[-1] + sep + rest
+
+
+def render_markdown(res: ReconcileResult) -> str:
+    """The PR-thread report."""
+    out = [f"## Reconcile: {res.title or 'our fix'} vs {res.competitor}\n"]
+    o, t = res.ours.stats(), res.theirs.stats()
+    out.append(
+        f"Base: **{res.base_label}**. Competitor ({res.competitor_kind}): "
+        f"`{res.competitor}`. Ours: {o['files']} file(s), {o['hunks']} hunk(s) "
+        f"(+{o['added']}/-{o['removed']}); theirs: {t['files']} file(s), "
+        f"{t['hunks']} hunk(s) (+{t['added']}/-{t['removed']}).\n"
+    )
+    out += _measurement_md(res.measurement)
+    out += _overlap_md(res.overlap)
+    out += _matrix_md(res)
+    out += _cells_md(res)
+    out += _conflicts_md(res.cells.values())
+    if res.notes:
+        out.append("\n### Notes\n")
+        out += [f"- {n}" for n in res.notes]
+        out.append("")
+    cmds = [c for c in res.cells.values() if c.command and not c.reused]
+    if cmds:
+        out.append("\n<details><summary>Commands</summary>\n")
+        for c in cmds:
+            out.append(
+                f"- {c.side} tests on {c.runtime} ({c.seconds:.0f}s): `{c.command}`"
+            )
+        out.append("\n</details>\n")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _measurement_md(m: Measurement) -> list[str]:
+    """What the matrix measured: the first thing a reader (and CI) must know."""
+    total = len(m.cells) + len(m.gaps)
+    if m.verdict == "measured":
+        return [f"**Measured**: all {total} cell(s) of the behaviour matrix.\n"]
+    if not total:
+        return ["**Nothing measured**: neither side brings a test to run.\n"]
+    head = "Nothing measured" if m.verdict == "nothing" else "Partial"
+    return [
+        f"**{head}**: {len(m.cells)} of {total} cell(s) of the behaviour matrix "
+        "measured (exit status 1). Not measured:\n",
+        *[f"- {g.describe()}" for g in m.gaps],
+        "",
+    ]
+
+
+def _overlap_md(ov: Overlap) -> list[str]:
+    out = ["### Overlap\n", _OVERLAP[ov.kind] + "\n"]
+    if ov.files:
+        rows = [
+            [
+                f"`{f.path}`",
+                len(f.ours),
+                len(f.theirs),
+                ", ".join(f"`{s}`" for s in f.shared_symbols) or "-",
+                len(f.pairs),
+            ]
+            for f in ov.files
+        ]
+        heads = ["file", "our hunks", "their hunks", "functions both change"]
+        out.append(md_table([*heads, "overlapping hunk pairs"], rows))
+    if ov.pairs:
+        out.append("\nOverlapping hunks (base-file lines):\n")
+        pairs = [
+            [
+                f"`{path}`",
+                p.ours.describe(),
+                p.theirs.describe(),
+                p.relation,
+                ", ".join(sorted(set(p.ours.symbols) | set(p.theirs.symbols))),
+            ]
+            for path, p in ov.pairs
+        ]
+        out.append(md_table(["file", "ours", "theirs", "relation", "functions"], pairs))
+    only = [("ours only", ov.ours_only), ("theirs only", ov.theirs_only)]
+    for label, paths in only:
+        if paths:
+            out.append(f"\n{label}: " + ", ".join(f"`{p}`" for p in paths) + "\n")
+    return out
+
+
+def _matrix_md(res: ReconcileResult) -> list[str]:
+    out = ["\n### Behaviour matrix\n", _MATRIX_INTRO]
+    out += [f"- **{rt.key}**: {rt.label} (tree: {rt.tree})" for rt in res.runtimes]
+    out.append("")
+    keys = [rt.key for rt in res.runtimes]
+    rows = [[r.label, *r.cells] for r in res.matrix.rows]
+    out.append(md_table(["tests", *keys], rows))
+    patterns = res.matrix.patterns()
+    if patterns:
+        out.append("\nOutcome patterns (all but PASS_TO_PASS; every test in JSON):\n")
+        rows_ = [
+            [
+                side,
+                cat,
+                len(tests),
+                *marks,
+                ", ".join(f"`{_short(t)}`" for t in tests[:2])
+                + (f" +{len(tests) - 2}" if len(tests) > 2 else ""),
+            ]
+            for side, cat, marks, tests in patterns[:MAX_DETAILS]
+        ]
+        out.append(md_table(["side", "category", "tests", *keys, "e.g."], rows_))
+        if len(patterns) > MAX_DETAILS:
+            out.append(f"\n... and {len(patterns) - MAX_DETAILS} more pattern(s).\n")
+    out.append("")
+    return out
+
+
+def _cells_md(res: ReconcileResult) -> list[str]:
+    """Each side's targets and problems, then what each cell noted."""
+    out: list[str] = []
+    for side in res.sides:
+        targets = ", ".join(f"`{t}`" for t in side.targets) or "none"
+        out.append(
+            f"- **{side.side}** tests ({side.label}), classified on "
+            f"{side.base_runtime} vs {side.own_runtime}: {targets}"
+        )
+        problems = side.classification.problems if side.classification else ()
+        out += [f"  - {p}" for p in problems]
+        if side.note:
+            out.append(f"  - {side.note}")
+    for c in res.cells.values():
+        if c.reused:
+            src_side, _, src_rt = c.reused.partition("@")
+            out.append(
+                f"- {c.side} tests on {c.runtime}: same tree as {src_side} tests on "
+                f"{src_rt}, not run again"
+            )
+            continue
+        kinds = failure_kinds(c)
+        said = [c.note] if c.note else []
+        if kinds:
+            top = ", ".join(f"{k} x{n}" for k, n in list(kinds.items())[:4])
+            said.insert(0, f"failures by kind: {top}")
+        if said:
+            out.append(f"- {c.side} tests on {c.runtime}: " + "; ".join(said))
+    return out
+
+
+def _conflicts_md(cells: Iterable[Cell]) -> list[str]:
+    conflicts: dict[tuple[str, ...], list[str]] = {}
+    for c in cells:
+        if c.conflict:
+            runtimes = conflicts.setdefault(c.conflict, [])
+            if c.runtime not in runtimes:
+                runtimes.append(c.runtime)
+    if not conflicts:
+        return []
+    out = ["\n### Conflicts\n"]
+    for lines, runtimes in conflicts.items():
+        where = ", ".join(f"**{r}**" for r in runtimes)
+        out.append(f"- {where}: " + "; ".join(lines))
+    out.append("")
+    return out
+
+
+def _measurement_json(m: Measurement) -> dict[str, Any]:
+    return {
+        "verdict": m.verdict,
+        "summary": m.summary(),
+        "measured": [f"{side}@{runtime}" for side, runtime in m.cells],
+        "not_measured": [
+            {"side": g.side, "runtime": g.runtime, "reason": g.reason} for g in m.gaps
+        ],
+    }
+
+
+def _diff_json(d: Diff) -> dict[str, Any]:
+    return {
+        "stats": d.stats(),
+        "files": [
+            {
+                "path": f.path,
+                "status": f.status,
+                "hunks": [{"header": h.header, "span": list(h.span)} for h in f.hunks],
+            }
+            for f in d.files
+        ],
+    }
+
+
+def to_json(res: ReconcileResult) -> dict[str, Any]:
+    """The machine-readable report."""
+    return {
+        "title": res.title,
+        "competitor": {"ref": res.competitor, "kind": res.competitor_kind},
+        "base": res.base_label,
+        "ours": _diff_json(res.ours),
+        "theirs": _diff_json(res.theirs),
+        "overlap": _overlap_json(res.overlap),
+        "runtimes": [
+            {"key": r.key, "label": r.label, "tree": r.tree} for r in res.runtimes
+        ],
+        "sides": [
+            {
+                "side": s.side,
+                "label": s.label,
+                "targets": list(s.targets),
+                "classified_on": [s.base_runtime, s.own_runtime],
+                "classification": (
+                    s.classification.by_category if s.classification else None
+                ),
+                "problems": list(s.classification.problems) if s.classification else [],
+                "note": s.note,
+            }
+            for s in res.sides
+        ],
+        "matrix": [
+            {
+                "side": r.side,
+                "category": r.category,
+                "tests": list(r.tests),
+                "cells": dict(
+                    zip([rt.key for rt in res.runtimes], r.cells, strict=True)
+                ),
+            }
+            for r in res.matrix.rows
+        ],
+        "cells": [_cell_json(c) for c in res.cells.values()],
+        "notes": list(res.notes),
+        "measurement": _measurement_json(res.measurement),
+    }
+
+
+def _overlap_json(ov: Overlap) -> dict[str, Any]:
+    return {
+        "kind": ov.kind,
+        "files": [
+            {
+                "path": f.path,
+                "our_hunks": [h.describe() for h in f.ours],
+                "their_hunks": [h.describe() for h in f.theirs],
+                "shared_symbols": list(f.shared_symbols),
+                "pairs": [
+                    {
+                        "ours": p.ours.describe(),
+                        "theirs": p.theirs.describe(),
+                        "distance": p.distance,
+                        "symbols": sorted(set(p.ours.symbols) | set(p.theirs.symbols)),
+                    }
+                    for p in f.pairs
+                ],
+            }
+            for f in ov.files
+        ],
+        "ours_only": list(ov.ours_only),
+        "theirs_only": list(ov.theirs_only),
+    }
+
+
+def _cell_json(c: Cell) -> dict[str, Any]:
+    return {
+        "side": c.side,
+        "runtime": c.runtime,
+        "status": c.status,
+        "finished": c.finished,
+        "summary": c.report.summary() if c.report else None,
+        "outcomes": (
+            {k: v.outcome for k, v in sorted(c.report.tests.items())}
+            if c.report
+            else {}
+        ),
+        "broken_modules": c.broken_modules,
+        "conflict": list(c.conflict),
+        "skipped_files": list(c.skipped_files),
+        "failure_kinds": failure_kinds(c),
+        "command": c.command,
+        "seconds": round(c.seconds, 1),
+        "note": c.note,
+        "reused": c.reused,
+        "cached": c.cached,
+    }

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The red/green report as Markdown: the PR's "Test Result" section."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from forkkit.fork.tree import BASE_TAG
+from forkkit.output.report import md_table
+from forkkit.testing.classify import CATEGORIES
+from forkkit.testing.suiterun import SuiteRun
+
+if TYPE_CHECKING:
+    from forkkit.commands.redgreen.run import FileBlob, RedGreenResult
+
+FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
+
+
+def count_line(run: SuiteRun) -> str:
+    c = run.counts()
+    if not c:
+        return f"no results ({run.problem})"
+    text = (
+        f"{c['passed']} passed, {c['failed']} failed, {c['error']} errors, "
+        f"{c['skipped']} skipped"
+    )
+    if c["collection_errors"]:
+        text += f", {c['collection_errors']} collection errors"
+    return text
+
+
+def _shared(r: RedGreenResult) -> bool:
+    """Green was read from the one run on the fix that has the related suites."""
+    return r.related is not None and r.green.run.log == r.related.run.log
+
+
+def _duration(run: SuiteRun) -> str:
+    if run.cached:
+        return f"cached (ran in {run.run.seconds:.1f}s)"
+    inner = f" (pytest {run.report.seconds:.1f}s)" if run.report else ""
+    return f"{run.run.seconds:.1f}s{inner}"
+
+
+def _cells(run: SuiteRun) -> list[object]:
+    c = run.counts()
+    if not c:
+        return ["-", "-", "-", "-"]
+    return [c["passed"], c["failed"], c["error"] + c["collection_errors"], c["skipped"]]
+
+
+def _base_checkout(files: Sequence[FileBlob]) -> list[str]:
+    """Shell lines that put the runtime files at base (delete those base lacks)."""
+    runtime = [f for f in files if f.role == "runtime"]
+    keep = " ".join(shlex.quote(f.path) for f in runtime if f.base)
+    gone = " ".join(shlex.quote(f.path) for f in runtime if not f.base)
+    return [
+        *([f"git checkout {BASE_TAG} -- {keep}"] if keep else []),
+        *([f"git rm -q -- {gone}"] if gone else []),
+    ]
+
+
+def _red_reason(red: SuiteRun, test_id: str) -> str:
+    """`` (red: AssertionError: assert 1 == 2)``: why a test failed on base."""
+    t = red.report.tests.get(test_id) if red.report else None
+    if t is None or not (t.kind or t.message):
+        return ""
+    first = t.message.strip().splitlines()[0] if t.message.strip() else ""
+    if len(first) > 100:
+        first = first[:97] + "..."
+    if not first or first.startswith(t.kind):
+        return f" (red: {first or t.kind})"
+    return f" (red: {t.kind}: {first})" if t.kind else f" (red: {first})"
+
+
+def render_markdown(r: RedGreenResult) -> str:
+    """The PR's "Test Result" section."""
+    out = _summary(r) + _related(r) + _lists(r) + _commands(r) + _provenance(r)
+    return "\n".join(out)
+
+
+def _summary(r: RedGreenResult) -> list[str]:
+    """Title, verdict (with every problem) and the red/green table."""
+    short = r.head[:12]
+    out = ["## Test Result", ""]
+    if r.title:
+        out += [f"**{r.title}**", ""]
+    cls = r.classification
+    if r.valid:
+        out.append(
+            f"Red/green proof: ✅ **valid**: {len(cls.ids('FAIL_TO_PASS'))} "
+            f"FAIL_TO_PASS, {len(cls.ids('PASS_TO_PASS'))} PASS_TO_PASS, no "
+            "PASS_TO_FAIL or FAIL_TO_FAIL."
+        )
+    else:
+        out.append("Red/green proof: ❌ **invalid**:")
+        out += [""] + [f"- {p}" for p in r.problems]
+    out.append("")
+    runtime = f"{r.upstream_label} base runtime (`{r.base[:12]}`)"
+    rows = [
+        ["Red", runtime, f"fork tests (`{short}`)", *_cells(r.red), _duration(r.red)],
+        [
+            "Green",
+            f"fixed runtime (`{short}`)",
+            "same tests, in the related run" if _shared(r) else "same tests",
+            *_cells(r.green),
+            _duration(r.green),
+        ],
+    ]
+    headers = ["Run", "Runtime", "Tests", "Passed", "Failed", "Errors", "Skipped"]
+    out.append(md_table([*headers, "Duration"], rows))
+    return out
+
+
+def _related(r: RedGreenResult) -> list[str]:
+    """The related suites' outcome, notes and deselected tests."""
+    out: list[str] = []
+    if r.related is not None:
+        when = "" if r.related.cached else "in "
+        out.append(
+            f"Related suites (fixed runtime): {count_line(r.related)} {when}"
+            f"{_duration(r.related)}: "
+            + ", ".join(f"`{t}`" for t in r.related.run.args)
+        )
+        v = r.related_verdict
+        if v.preexisting:
+            out.append(
+                "\nPre-existing failures (fail on base too, not caused by the fix): "
+                + ", ".join(f"`{r.node(t)}`" for t in v.preexisting)
+            )
+        if v.regressions:
+            out.append(
+                "\nRegressions (PASS_TO_FAIL in related suites): "
+                + ", ".join(f"`{r.node(t)}`" for t in v.regressions)
+            )
+        out.append("")
+    elif r.related_suites:
+        out += ["Related suites: no results, the focused proof is already invalid.", ""]
+    else:
+        out += ["Related suites: not run (`--no-related`).", ""]
+    out += [f"_{n}_" for n in r.notes] + ([""] if r.notes else [])
+    if r.deselected:
+        out += [
+            "Deselected in every run (fork.toml [fix].deselect): "
+            + ", ".join(f"`{d}`" for d in r.deselected),
+            "",
+        ]
+    return out
+
+
+def _lists(r: RedGreenResult) -> list[str]:
+    """FAIL_TO_PASS (with why each failed on base), counts, the bad categories."""
+    cls = r.classification
+    f2p = cls.ids("FAIL_TO_PASS")
+    out = [f"### FAIL_TO_PASS ({len(f2p)})", ""]
+    items = [f"- `{r.node(t)}`{_red_reason(r.red, t)}" for t in f2p] or ["- (none)"]
+    if len(items) > FOLD_AFTER:
+        summary = f"{len(items)} tests that fail on base and pass with the fix"
+        items = [f"<details><summary>{summary}</summary>", "", *items, "", "</details>"]
+    out += [*items, ""]
+    counts = [f"{cat}: {len(cls.ids(cat))}" for cat in CATEGORIES[1:]]
+    out += [" · ".join(counts), ""]
+    for cat in CATEGORIES[2:4] + CATEGORIES[5:]:
+        bad = cls.ids(cat)
+        if bad:
+            out += [f"{cat}:", ""] + [f"- `{r.node(t)}`" for t in bad] + [""]
+    return out
+
+
+def _commands(r: RedGreenResult) -> list[str]:
+    """Shell lines that rerun red and green by hand."""
+    short = r.head[:12]
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
+    prefix = f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
+    cmds = [
+        f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
+        "# red: the fork's tests, runtime files restored to upstream base",
+        f"git worktree add --detach ../red {short} && cd ../red",
+        *_base_checkout(r.files),
+        f"{prefix} {r.red.run.command}",
+        "# green: the fix as is, same tests"
+        + (" (one run with the related suites)" if _shared(r) else ""),
+        f"cd {r.fork_path}",
+        f"{prefix} {r.green.run.command}",
+    ]
+    if r.related is not None and not _shared(r):
+        cmds += ["# related suites on the fix", f"{prefix} {r.related.run.command}"]
+    return ["### Commands", "", "```bash", *cmds, "```", ""]
+
+
+def _provenance(r: RedGreenResult) -> list[str]:
+    """Upstream, commits and trees that ran, and every tested file's blobs."""
+    out = ["### Provenance", ""]
+    up = f"- Upstream: {r.upstream_label} (`{r.upstream}`)"
+    if r.upstream_commit:
+        up += f", upstream commit `{r.upstream_commit}`"
+    out += [
+        up,
+        f"- Base (tag `{BASE_TAG}`): commit `{r.base}`, tree `{r.base_tree}`",
+        f"- Fork HEAD: commit `{r.head}`, tree `{r.head_tree}`",
+        f"- Red tree (HEAD with base runtime files): `{r.red.tree}`",
+    ]
+    if r.patches:
+        out.append(
+            "- Patches: " + ", ".join(f"`{n}` (`{c[:12]}`)" for n, c in r.patches)
+        )
+    out += [f"- Python: `{r.python}`; wall time {r.seconds:.1f}s", ""]
+    rows = [
+        [
+            f"`{f.path}`",
+            f.role,
+            f"`{f.base}`" if f.base else "(absent)",
+            f"`{f.fix}`" if f.fix else "(absent)",
+        ]
+        for f in r.files
+    ]
+    out.append(md_table(["File", "Role", "Blob at base", "Blob at fix"], rows))
+    return out

@@ -1,0 +1,76 @@
+"""Shared report plumbing: Markdown tables, the Markdown/JSON pair, and the
+GitHub Actions job summary."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from forkkit.errors import ForkkitError
+from forkkit.output.progress import say
+
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+# GitHub refuses a step's summary over 1 MiB (and then shows none of it).
+STEP_SUMMARY_LIMIT = 1024 * 1024
+
+
+def md_escape(cell: object) -> str:
+    """A table cell: pipes escaped, newlines folded."""
+    return str(cell).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    out = ["| " + " | ".join(md_escape(h) for h in headers) + " |"]
+    out.append("|" + "|".join("---" for _ in headers) + "|")
+    out += ["| " + " | ".join(md_escape(c) for c in row) + " |" for row in rows]
+    return "\n".join(out) + "\n"
+
+
+def write_reports(
+    out_dir: Path, stem: str, markdown: str, data: dict[str, Any]
+) -> tuple[Path, Path]:
+    """Write ``STEM.md`` and ``STEM.json`` under ``out_dir``; return both paths."""
+    md = out_dir / f"{stem}.md"
+    js = out_dir / f"{stem}.json"
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        md.write_text(markdown)
+        js.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    except OSError as exc:
+        raise ForkkitError(
+            f"{exc.filename or out_dir}: cannot write the report ({exc.strerror}); "
+            "pick a writable report folder"
+        ) from None
+    return md, js
+
+
+def append_step_summary(markdown: str) -> Path | None:
+    """Append ``markdown`` to the job summary if ``$GITHUB_STEP_SUMMARY`` is set.
+
+    Returns the summary file, or None when unset. Cut to fit GitHub's 1 MiB per
+    step (the full report stays in the run's report folder); a summary that
+    cannot be written is a warning, never the command's failure.
+    """
+    target = os.environ.get(STEP_SUMMARY_ENV)
+    if not target:
+        return None
+    path = Path(target)
+    text = markdown.rstrip("\n") + "\n\n"
+    try:
+        room = STEP_SUMMARY_LIMIT - (path.stat().st_size if path.exists() else 0)
+        data = text.encode()
+        if len(data) > room:
+            note = "\n\n_(cut to fit the job summary: see the uploaded report)_\n"
+            keep = max(room - len(note.encode()), 0)
+            data = data[:keep].decode(errors="ignore").encode() + note.encode()
+            data = data if len(data) <= room else b""
+        with path.open("ab") as fh:
+            fh.write(data)
+    except OSError as exc:
+        say(f"{path}: cannot append to the job summary ({exc.strerror or exc})")
+        return None
+    return path

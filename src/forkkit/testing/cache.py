@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One cache of finished pytest runs (``<workdir>/results``).
+
+A run is reused only when everything that decides its outcome is the same:
+the git tree that ran, the test environment (its key, interpreter and
+variables), the pytest arguments, the deselect list and the targets
+(:class:`ResultKey`). An entry holds the run's JUnit XML, its log and a
+small ``run.json``; it is written to a temporary folder and renamed into
+place, so a half-written entry is never read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forkkit.testing.env import TestEnv
+from forkkit.testing.pytest_run import PytestRun
+
+# Bump when what forkkit adds to every pytest command changes.
+CACHE_FORMAT = 1
+JUNIT, LOG, META = "junit.xml", "pytest.log", "run.json"
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """Everything that decides a pytest run's outcome."""
+
+    tree: str  # git tree id that ran
+    env_key: str  # the test env's key (requirements digest, or "external")
+    python: str
+    env: dict[str, str] = field(default_factory=dict)
+    pytest_args: tuple[str, ...] = ()
+    deselect: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls, env: TestEnv, tree: str, targets: Sequence[str], pytest_args: Sequence[str]
+    ) -> ResultKey:
+        """The key of running ``targets`` with ``env`` on git tree ``tree``."""
+        return cls(
+            tree=tree,
+            env_key=env.key,
+            python=str(env.python),
+            env=dict(env.env),
+            pytest_args=tuple(pytest_args),
+            deselect=tuple(env.deselect),
+            targets=tuple(targets),
+        )
+
+    def digest(self) -> str:
+        """sha256 of a canonical JSON of the key."""
+        doc = {"format": CACHE_FORMAT, **asdict(self)}
+        text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedRun:
+    """A stored run: its files and what it returned."""
+
+    junit: Path
+    log: Path
+    returncode: int
+    seconds: float
+    command: str
+    extra: dict[str, Any] = field(default_factory=dict)  # what the caller stored
+
+
+@dataclass(frozen=True)
+class ResultCache:
+    """Finished runs by :class:`ResultKey`; ``fresh`` never reads, still stores."""
+
+    root: Path
+    fresh: bool = False
+
+    def _entry(self, digest: str) -> Path:
+        return self.root / digest[:2] / digest
+
+    def get(self, key: ResultKey) -> CachedRun | None:
+        """The stored run of ``key``, or None (a miss, or ``fresh``)."""
+        return self.lookup(key.digest())
+
+    def lookup(self, digest: str) -> CachedRun | None:
+        """The stored run of a key's digest, or None (a miss, or ``fresh``)."""
+        entry = self._entry(digest)
+        if self.fresh or not (entry / META).is_file():
+            return None
+        try:
+            meta: dict[str, Any] = json.loads((entry / META).read_text())
+            return CachedRun(
+                junit=entry / JUNIT,
+                log=entry / LOG,
+                returncode=int(meta["returncode"]),
+                seconds=float(meta["seconds"]),
+                command=str(meta["command"]),
+                extra=dict(meta.get("extra", {})),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # unreadable: treated as a miss, replaced by the next run
+
+    def put(
+        self, key: ResultKey, run: PytestRun, extra: Mapping[str, Any] | None = None
+    ) -> None:
+        """Store a finished run (JUnit + log, plus the caller's ``extra``);
+        best effort, never fails a run."""
+        entry = self._entry(key.digest())
+        meta = {
+            "key": {"format": CACHE_FORMAT, **asdict(key)},
+            "returncode": run.returncode,
+            "seconds": run.seconds,
+            "command": run.command,
+            "extra": dict(extra or {}),
+        }
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(
+                tempfile.mkdtemp(prefix=f".{entry.name[:12]}-", dir=entry.parent)
+            )
+        except OSError:
+            return
+        try:
+            shutil.copyfile(run.junit, tmp / JUNIT)
+            shutil.copyfile(run.log, tmp / LOG)
+            (tmp / META).write_text(json.dumps(meta, indent=2) + "\n")
+            if entry.exists():
+                shutil.rmtree(entry, ignore_errors=True)
+            os.replace(tmp, entry)
+        except (OSError, TypeError, ValueError):
+            shutil.rmtree(tmp, ignore_errors=True)

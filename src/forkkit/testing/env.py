@@ -1,0 +1,202 @@
+"""The CPU venv vLLM's cache suites run in: CPU torch + upstream's common deps."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.output.progress import say, step
+
+OK_MARKER = ".forkkit-ok"
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@dataclass(frozen=True)
+class TestEnv:
+    """A ready interpreter plus the environment variables the suites need."""
+
+    python: Path
+    env: dict[str, str]
+    key: str
+    # pytest node-id prefixes this environment cannot run (fork.toml deselect)
+    deselect: tuple[str, ...] = ()
+
+    def environ(self, tree: Path) -> dict[str, str]:
+        """Process environment for running upstream tests from ``tree``."""
+        env = dict(os.environ)
+        env.update(self.env)
+        env["PYTHONPATH"] = str(tree)
+        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+        # No network: a test that needs a model from the Hugging Face Hub fails
+        # at once instead of retrying for many minutes (set to 0 to allow it).
+        for var in OFFLINE_ENV:
+            env.setdefault(var, "1")
+        return env
+
+
+def env_key(cfg: ForkConfig, tree: Path) -> str:
+    """Digest of everything that decides the venv's contents."""
+    h = hashlib.sha256()
+    h.update(f"{sys.version_info[:2]}|{cfg.testenv.torch}|".encode())
+    for extra in cfg.testenv.extra:
+        h.update(extra.encode() + b"|")
+    for req in cfg.testenv.requirements:
+        path = tree / req
+        if not path.is_file():
+            raise ForkkitError(
+                f"{path}: requirements file named in fork.toml [testenv] is missing "
+                "from the upstream tree; update fork.toml"
+            )
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _create_venv(venv: Path) -> None:
+    """A new, empty venv at ``venv`` (an unfinished one is built again)."""
+    say(f"building the test venv {venv} (once; a few minutes)")
+    try:
+        if venv.exists():
+            shutil.rmtree(venv)
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True
+        )
+    except OSError as exc:
+        raise ForkkitError(
+            f"{venv}: cannot create the test venv ({exc.strerror or exc}); "
+            "check the workdir is writable"
+        ) from None
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or b"").decode(errors="replace").strip().splitlines()
+        raise ForkkitError(
+            f"{venv}: python -m venv failed ({last[-1] if last else exc.returncode}); "
+            "install the venv module (e.g. python3-venv) and rerun"
+        ) from None
+
+
+def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
+    """Build the venv once per requirement set and reuse it.
+
+    ``FORKKIT_TESTENV_PYTHON`` points at an existing interpreter instead (a GPU
+    runner's environment, say); variables the caller set win over
+    ``[testenv] env``. Torch is installed first and constrained, so no
+    requirement can pull in a CUDA build.
+    """
+    override = os.environ.get("FORKKIT_TESTENV_PYTHON")
+    if override:
+        if not os.access(override, os.X_OK):
+            raise ForkkitError(
+                f"{override}: FORKKIT_TESTENV_PYTHON is not an executable "
+                "interpreter; fix or unset it"
+            )
+        # For an external interpreter the caller's environment wins: a GPU
+        # runner sets VLLM_TARGET_DEVICE=cuda over fork.toml's CPU setting.
+        return TestEnv(
+            python=Path(override),
+            env={k: v for k, v in cfg.testenv.env.items() if k not in os.environ},
+            key="external",
+            deselect=cfg.fix.deselect,
+        )
+    key = env_key(cfg, tree)
+    venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
+    python = venv / "bin" / "python"
+    if (venv / OK_MARKER).exists() and python.exists():
+        return TestEnv(
+            python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
+        )
+    _create_venv(venv)
+    _install(cfg, tree, venv)
+    (venv / OK_MARKER).write_text(key + "\n")
+    return TestEnv(
+        python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
+    )
+
+
+def find_uv() -> str | None:
+    """uv to install with: ``$UV`` (as nox reads it), else ``uv`` on PATH."""
+    named = os.environ.get("UV")
+    if named:
+        return shutil.which(named)
+    return shutil.which("uv")
+
+
+def _install(cfg: ForkConfig, tree: Path, venv: Path) -> None:
+    """Torch with pip from the pinned spec, then the rest with uv (or pip).
+
+    Torch always comes through pip (it picks a local CPU wheel where one is
+    configured; uv would resolve PyPI's CUDA build). The rest is constrained
+    to the torch version pip installed, so nothing replaces it.
+    """
+    python = venv / "bin" / "python"
+    constraints = venv / "forkkit-constraints.txt"
+    constraints.write_text(cfg.testenv.torch + "\n")
+    pip = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    pip += ["--progress-bar", "off", "-q", "-c", str(constraints)]
+    reqs: list[str] = []
+    for req in cfg.testenv.requirements:
+        reqs += ["-r", str(tree / req)]
+    uv = find_uv()
+    tool = "uv" if uv else "pip"
+    try:
+        with step(f"installing {cfg.testenv.torch} (CPU, pip)"):
+            subprocess.run([*pip, cfg.testenv.torch], check=True)
+        pinned = _installed_pin(python, cfg.testenv.torch)
+        if pinned:
+            constraints.write_text(pinned + "\n")
+        rest = [*reqs, *cfg.testenv.extra]
+        with step(f"installing upstream requirements and test tools ({tool})"):
+            if uv:
+                cmd = [uv, "pip", "install", "-q", "--compile-bytecode"]
+                cmd += ["--python", str(python)]  # bytecode: as pip does
+                subprocess.run([*cmd, "-c", str(constraints), *rest], check=True)
+            else:
+                subprocess.run([*pip, *rest], check=True)
+    except subprocess.CalledProcessError as exc:
+        raise ForkkitError(
+            f"{venv}: {tool if exc.cmd[0] == uv else 'pip'} failed "
+            f"({exc.returncode}); see its output above, fix fork.toml [testenv] "
+            "or the network, then rerun"
+        ) from None
+    _check_cpu_torch(python, cfg.testenv.torch)
+
+
+def _spec_name(spec: str) -> str:
+    """The distribution name of a requirement spec (``torch==2.13.0`` -> torch)."""
+    return re.split(r"[\s<>=!~;@\[(]", spec.strip(), maxsplit=1)[0]
+
+
+def _installed_pin(python: Path, spec: str) -> str | None:
+    """``name==version`` as installed in ``python``'s venv; None if absent."""
+    name = _spec_name(spec)
+    code = "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))"
+    proc = subprocess.run(
+        [str(python), "-c", code, name], capture_output=True, text=True, check=False
+    )
+    version = proc.stdout.strip()
+    return f"{name}=={version}" if proc.returncode == 0 and version else None
+
+
+def _check_cpu_torch(python: Path, spec: str) -> None:
+    """Refuse a venv whose torch is a CUDA build (GBs; the suites run on CPU)."""
+    if _spec_name(spec) != "torch":
+        return
+    code = "import torch; print(torch.version.cuda)"
+    proc = subprocess.run(
+        [str(python), "-c", code], capture_output=True, text=True, check=False
+    )
+    cuda = proc.stdout.strip()
+    if proc.returncode != 0 or cuda != "None":
+        got = f"CUDA {cuda}" if proc.returncode == 0 else "torch does not import"
+        raise ForkkitError(
+            f"{python}: the test venv's torch is not a CPU build ({got}); point pip "
+            "at a CPU wheel (e.g. PIP_FIND_LINKS or --index-url "
+            "https://download.pytorch.org/whl/cpu), delete the venv and rerun"
+        )

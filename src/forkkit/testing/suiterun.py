@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Test runs on committed trees only, so a report names exactly what ran.
+
+A run happens either in the fork tree itself, when it is clean (untracked,
+non-ignored files included) and its runtime files are the wanted ones, or in
+a scratch worktree of a commit: HEAD with the runtime files of another
+revision (:func:`forkkit.vcs.overlay.overlay_commit`). A fork tree with
+uncommitted files is refused, never tested as if it were HEAD.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import ForkTree
+from forkkit.output.progress import say
+from forkkit.output.runprogress import LIVE, short_summary
+from forkkit.signals import signals_raise
+from forkkit.testing.cache import CachedRun, ResultCache, ResultKey
+from forkkit.testing.env import TestEnv
+from forkkit.testing.junit import JunitReport, parse_junit_text
+from forkkit.testing.pytest_run import PytestRun, run_pytest
+from forkkit.vcs import Repo
+from forkkit.vcs.overlay import overlay_commit
+from forkkit.workdir import RunFolder, run_folder_at
+
+_USAGE_ERR = re.compile(r"^ERROR\b|\berror: ")
+SHOWN_FILES = 3  # uncommitted files named in a refusal
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One pytest run and exactly which tree it ran on."""
+
+    name: str  # file stem of its JUnit XML / log
+    runtime_rev: str  # commit the runtime files came from
+    tree: str  # git tree id of the tested tree
+    in_place: bool  # ran in the fork tree itself (runtime already at runtime_rev)
+    run: PytestRun
+    report: JunitReport | None  # None: pytest wrote no JUnit (timeout, crash)
+    problem: str = ""
+
+    @property
+    def cached(self) -> bool:
+        """Its results came from the result cache (nothing ran now)."""
+        return self.run.cached
+
+    def counts(self) -> dict[str, int]:
+        return self.report.summary() if self.report else {}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "runtime_rev": self.runtime_rev,
+            "tree": self.tree,
+            "in_place": self.in_place,
+            "command": self.run.command,
+            "targets": list(self.run.args),
+            "returncode": self.run.returncode,
+            "timed_out": self.run.timed_out,
+            "cached": self.run.cached,
+            "wall_seconds": round(self.run.seconds, 3),
+            "pytest_seconds": round(self.report.seconds, 3) if self.report else None,
+            "counts": self.counts(),
+            "junit": str(self.run.junit),
+            "log": str(self.run.log),
+            "problem": self.problem,
+        }
+
+
+def report_folder(
+    cfg: ForkConfig, stem: str, out: Path | None
+) -> AbstractContextManager[RunFolder]:
+    """A fresh run folder, published as ``reports/STEM`` or as ``out``."""
+    return cfg.work.run_folder(stem) if out is None else run_folder_at(out, stem)
+
+
+def require_committed(repo: Repo, what: str) -> None:
+    """Refuse (one line naming the files) unless the work tree is exactly HEAD."""
+    dirty = repo.dirty()
+    if not dirty:
+        return
+    shown = ", ".join(dirty[:SHOWN_FILES])
+    if len(dirty) > SHOWN_FILES:
+        shown += f" and {len(dirty) - SHOWN_FILES} more"
+    raise ForkkitError(
+        f"{repo.path}: uncommitted changes in the fork tree ({len(dirty)} file(s): "
+        f"{shown}); {what} tests committed trees only: commit them and run "
+        "'forkkit export', or move them out of the fork tree"
+    )
+
+
+def changed_since(repo: Repo, head: str) -> list[str]:
+    """Why the fork tree no longer is ``head``'s tree (empty: it still is)."""
+    now = repo.rev("HEAD")
+    moved = [f"HEAD moved to {now[:12] if now else '?'}"] if now != head else []
+    return moved + repo.dirty()
+
+
+def _target(
+    repo: Repo, *, head: str, source: str, runtime_files: Sequence[str], name: str
+) -> tuple[str, str]:
+    """The commit to test and its tree: ``head``, or ``head`` with the
+    runtime files of ``source`` (an overlay commit)."""
+    same = all(repo.blob(source, f) == repo.blob(head, f) for f in runtime_files)
+    if same:
+        return head, repo.tree(head)
+    overlay = overlay_commit(
+        repo,
+        onto=head,
+        source=source,
+        paths=list(runtime_files),
+        message=f"forkkit {name}: runtime files from {source}\n",
+    )
+    return overlay.commit, overlay.tree
+
+
+def run_with_runtime_from(
+    tree: ForkTree | Path,
+    rev: str,
+    tests: Sequence[str],
+    *,
+    runtime_files: Sequence[str],
+    env: TestEnv,
+    out_dir: Path,
+    name: str,
+    pytest_args: Sequence[str] = (),
+    timeout: float | None = None,
+    stream: bool = True,
+    cancel: threading.Event | None = None,
+    shown_dir: Path | None = None,
+    head: str = "HEAD",
+    cache: ResultCache | None = None,
+) -> SuiteRun:
+    """Run the tests of commit ``head`` with ``runtime_files`` from ``rev``.
+
+    That tree runs in the fork tree itself only when it is checked out there
+    (refused unless clean); otherwise in a scratch worktree of it: the fork
+    tree is never edited. JUnit and log go to ``out_dir``; ``shown_dir`` is
+    where they will be published (named in the result). A ``cache`` gives
+    back a run of the same :class:`ResultKey` and keeps a finished one.
+    """
+    repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
+    head_id, source = _resolve(repo, rev, head)
+    target, tested = _target(
+        repo, head=head_id, source=source, runtime_files=runtime_files, name=name
+    )
+    in_place = target == repo.rev("HEAD")
+    key = result_key(env, tested, tests, pytest_args)
+    hit = cache.get(key) if cache else None
+
+    def pytest_in(where: Path) -> PytestRun:
+        args = (list(tests), out_dir, name, list(pytest_args), stream, timeout)
+        return run_pytest(env, where, *args, cancel)
+
+    changed: list[str] = []
+    with signals_raise():
+        if hit is not None:
+            say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
+            run = _reuse(hit, out_dir, name, tests)
+        elif in_place:
+            require_committed(repo, "red-green")
+            say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
+            run = pytest_in(repo.path)
+            changed = changed_since(repo, target)
+        else:
+            with repo.worktree(target, name) as wt:
+                say(f"{name}: runtime files from {source[:12]} in {wt.path}")
+                run = pytest_in(wt.path)
+    shown = shown_dir or out_dir
+    report, problem = read_run(run, name, shown)
+    problem = problem or (_changed_problem(name, changed) if changed else "")
+    if cache is not None and hit is None and report is not None and not problem:
+        cache.put(key, run)
+    if stream:
+        _console_summary(name, run, report, shown / run.log.name)
+    return SuiteRun(name, source, tested, in_place, _shown(run, shown), report, problem)
+
+
+def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:
+    """The commit ids of ``head`` and ``rev`` (one line if one is missing)."""
+    head_id, source = repo.rev(head), repo.rev(rev)
+    if head_id is None or source is None:
+        raise ForkkitError(
+            f"{repo.path}: no revision {rev if head_id else head!r}; "
+            "materialize the fork first (forkkit materialize)"
+        )
+    return head_id, source
+
+
+def _shown(run: PytestRun, shown: Path) -> PytestRun:
+    """The run with its JUnit and log named where they are published."""
+    return dataclasses.replace(
+        run, junit=shown / run.junit.name, log=shown / run.log.name
+    )
+
+
+def result_key(
+    env: TestEnv, tree: str, tests: Sequence[str], pytest_args: Sequence[str]
+) -> ResultKey:
+    """The result-cache key of running ``tests`` on git tree ``tree``."""
+    return ResultKey.of(env, tree, tests, pytest_args)
+
+
+def _reuse(hit: CachedRun, out_dir: Path, name: str, tests: Sequence[str]) -> PytestRun:
+    """A cached run's JUnit and log, copied into this run's folder."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
+    junit.write_bytes(hit.junit.read_bytes())
+    log.write_bytes(hit.log.read_bytes())
+    return PytestRun(
+        tuple(tests),
+        hit.returncode,
+        junit,
+        log,
+        hit.seconds,
+        hit.command,
+        cached=True,
+    )
+
+
+def _console_summary(
+    name: str, run: PytestRun, report: JunitReport | None, log: Path
+) -> None:
+    """One line per finished run, then pytest's short failure summary."""
+    c = report.summary() if report else {}
+    parts = [f"{n} {k.replace('_', ' ')}" for k, n in c.items() if n]
+    counts = ", ".join(parts) or "no results"
+    secs = f"{run.seconds:.1f}s"
+    how = f"cached (ran in {secs})" if run.cached else f"in {secs}"
+    LIVE.note(f"[forkkit] {name}: {counts} {how}; log {log}")
+    if run.returncode != 0 and run.log.is_file():
+        text = run.log.read_text(errors="replace")
+        for line in short_summary(text):
+            LIVE.note(f"    {line}")
+
+
+def _changed_problem(name: str, changed: list[str]) -> str:
+    return (
+        f"{name}: the fork tree changed while pytest ran in it "
+        f"({', '.join(changed[:SHOWN_FILES])}); the report cannot name the "
+        "tree that ran: remove what the tests wrote and rerun"
+    )
+
+
+def read_run(run: PytestRun, name: str, shown: Path) -> tuple[JunitReport | None, str]:
+    """The run's JUnit report, or why there is none (a problem, or an error)."""
+    log = shown / run.log.name
+    if run.timed_out:
+        return None, f"{name}: pytest timed out after {run.seconds:.0f}s (see {log})"
+    if run.returncode in (3, 4):
+        lines = run.log.read_text().strip().splitlines() if run.log.exists() else []
+        errors = [ln.strip() for ln in lines if _USAGE_ERR.search(ln)] or lines[-1:]
+        raise ForkkitError(
+            f"{log}: pytest refused the run (exit {run.returncode}"
+            f"{': ' + errors[-1] if errors else ''}); fix --tests or the pytest options"
+        )
+    if not run.junit.is_file():
+        return None, (
+            f"{name}: no JUnit XML, pytest did not run to completion "
+            f"(exit {run.returncode}, see {log})"
+        )
+    try:
+        return parse_junit_text(run.junit.read_text(), str(shown / run.junit.name)), ""
+    except ForkkitError as exc:
+        return None, f"{name}: {exc} (exit {run.returncode}, see {log})"

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit suites``: upstream pytest suites on the fork tree, or pristine base.
+
+The output (JUnit XML, log and ``suites.json`` naming the tree that ran) goes
+into a fresh run folder, published as ``reports/suites`` (or ``--out``) when
+the run ends, so it never mixes with an earlier run's files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import BASE_TAG
+from forkkit.signals import signals_raise
+from forkkit.testing.env import ensure_testenv
+from forkkit.testing.pytest_run import PytestRun, run_pytest
+from forkkit.testing.suiterun import report_folder
+from forkkit.vcs import Repo
+
+STEM = "suites"
+
+
+def run_suites(
+    cfg: ForkConfig,
+    tree: Path,
+    targets: Sequence[str],
+    extra: Sequence[str] = (),
+    *,
+    out: Path | None = None,
+    pristine: bool = False,
+) -> PytestRun:
+    """Run ``targets`` in ``tree`` as it is (local edits included and listed in
+    ``suites.json``), or with ``pristine`` in a scratch worktree of ``base``.
+
+    The returned run names its JUnit XML and log where they are published.
+    """
+    repo = Repo(tree)
+    with signals_raise(), report_folder(cfg, STEM, out) as folder:
+        if pristine:
+            with repo.worktree(BASE_TAG, "pristine") as wt:
+                env = ensure_testenv(cfg, wt.path)
+                run = run_pytest(
+                    env, wt.path, list(targets), folder.path, STEM, list(extra)
+                )
+            ran: dict[str, Any] = {
+                "commit": repo.rev(BASE_TAG),
+                "tree": repo.tree(BASE_TAG),
+            }
+        else:
+            ran = {
+                "commit": repo.rev("HEAD"),
+                "tree": repo.tree("HEAD"),
+                "uncommitted": repo.dirty(),  # tested too: the tree as it is
+            }
+            env = ensure_testenv(cfg, tree)
+            run = run_pytest(env, tree, list(targets), folder.path, STEM, list(extra))
+        doc = {
+            "path": str(tree),
+            "pristine": pristine,
+            **ran,
+            "targets": list(targets),
+            "command": run.command,
+            "returncode": run.returncode,
+            "timed_out": run.timed_out,
+        }
+        (folder.path / f"{STEM}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    return dataclasses.replace(
+        run, junit=folder.dest / run.junit.name, log=folder.dest / run.log.name
+    )
