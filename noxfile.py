@@ -22,11 +22,13 @@ def _forkkit(session: nox.Session, *args: str) -> None:
 
 @nox.session(python=PY)
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) and mypy, as pre-commit runs them."""
-    session.install("-e", ".[lint]", "nox")
+    """ruff (lint + format check), mypy and the size limits, as pre-commit runs
+    them."""
+    session.install("-e", ".[lint,test]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.run("python", "scripts/check_size.py")
     session.notify("workflows")
 
 

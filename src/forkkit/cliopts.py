@@ -1,11 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
 """Command-line options shared by several commands."""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, fields
 from pathlib import Path
 
-from forkkit.config import check_folder_path
+from forkkit.config import ForkConfig, check_folder_path
 
 
 def add_upstream_options(p: argparse.ArgumentParser) -> None:
@@ -22,24 +24,68 @@ def add_dest_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dest", type=Path, help="fork tree (default: <workdir>/fork)")
 
 
-def check_path_options(args: argparse.Namespace) -> None:
+@dataclass(frozen=True)
+class CommonOptions:
+    """The options several commands share, read once after parsing.
+
+    Every subparser has them (:func:`set_common_defaults`), so a command
+    that does not offer one simply leaves it ``None``.
+    """
+
+    source: str | None
+    git_url: str | None
+    rev: str | None
+    out: Path | None
+    dest: Path | None
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> CommonOptions:
+        """Read them from a parsed command line."""
+        return cls(
+            source=args.source,
+            git_url=args.git_url,
+            rev=args.rev,
+            out=args.out,
+            dest=args.dest,
+        )
+
+    def apply_upstream(self, cfg: ForkConfig) -> ForkConfig:
+        """``cfg`` with ``--source/--git-url/--rev`` applied (``--rev`` implies
+        ``--source git``)."""
+        changes: dict[str, str] = {}
+        if self.source:
+            changes["source"] = self.source
+        if self.git_url:
+            changes["git_url"] = self.git_url
+        if self.rev:
+            changes["git_rev"] = self.rev
+            changes.setdefault("source", "git")
+        return cfg.with_upstream(**changes) if changes else cfg
+
+
+def set_common_defaults(parser: argparse.ArgumentParser) -> None:
+    """Give ``parser`` every :class:`CommonOptions` field, ``None`` by default."""
+    parser.set_defaults(**{f.name: None for f in fields(CommonOptions)})
+
+
+def check_path_options(options: CommonOptions) -> None:
     """Fail in one line, before any work, when ``--out``/``--dest`` is unusable.
 
     ``--out`` must be (or become) a writable folder; ``--dest`` must not name
     a file. Call it before a command starts (nothing has changed yet).
     """
-    out = getattr(args, "out", None)
-    if out is not None:
+    if options.out is not None:
         check_folder_path(
-            Path(out).absolute(),
+            Path(options.out).absolute(),
             what="--out",
             fix="pick a writable folder for the reports",
             writable=True,
         )
-    dest = getattr(args, "dest", None)
-    if dest is not None:
+    if options.dest is not None:
         check_folder_path(
-            Path(dest).absolute(), what="--dest", fix="pick a folder for the fork tree"
+            Path(options.dest).absolute(),
+            what="--dest",
+            fix="pick a folder for the fork tree",
         )
 
 

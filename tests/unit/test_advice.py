@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import forkkit
-from forkkit.cli import _build_parser
+from forkkit.cli import build_parser
 
 SRC = Path(forkkit.__file__).parent
 # "rerun with --X", "pass --X", "use --X", "pin it with --X", ...
@@ -201,7 +201,7 @@ class Graph:
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
-    parser, _ = _build_parser()
+    parser, _ = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
 
@@ -211,15 +211,15 @@ def _options(parser: argparse.ArgumentParser) -> set[str]:
 
 
 def _problems() -> list[str]:
-    parser, handlers = _build_parser()
+    parser, handlers = build_parser()
     commands = _commands()
     graph = Graph(_modules())
     advice = [
         a for n, stmts in graph.nodes.items() for a in _advice(n, stmts, set(commands))
     ]
     assert any(a.option == "--config" for a in advice)  # the scan finds advice
-    # _build_parser only registers handlers: it runs none of them.
-    stop = {"forkkit.cli._build_parser"}
+    # build_parser only registers handlers: it runs none of them.
+    stop = {"forkkit.cli.build_parser"}
     reach = {
         command: graph.reach({f"{h.__module__}.{h.__name__}", "forkkit.cli.main"}, stop)
         for command, h in handlers.items()
@@ -247,7 +247,7 @@ def test_advice_names_options_the_command_has() -> None:
 def test_the_call_graph_sees_commands_reach_their_messages() -> None:
     """Sanity: the graph follows imports, re-exports and attribute calls."""
     graph = Graph(_modules())
-    _, handlers = _build_parser()
+    _, handlers = build_parser()
     h = handlers["materialize"]
     seen = graph.reach({f"{h.__module__}.{h.__name__}"}, set())
     assert "forkkit.fork.tree.materialize" in seen

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.cli import _build_parser
+from forkkit.cli import build_parser
 from forkkit.config import ForkConfig
 
 BAD_URLS = ["ht!tp://example.org/simple", "not a url"]
@@ -194,7 +194,7 @@ def test_read_only_sdist_cache(project: ForkConfig, command: str) -> None:
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
-    parser, _ = _build_parser()
+    parser, _ = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from forkkit.cli import _build_parser
+from forkkit.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -184,7 +184,7 @@ def nox_sessions(args: list[str], defaults: list[str]) -> list[str]:
 
 def forkkit_command(args: list[str]) -> str | None:
     """The command of ``forkkit`` arguments, past its global options."""
-    parser = _build_parser()[0]
+    parser = build_parser()[0]
     takes_value = {
         opt
         for action in parser._actions
@@ -249,7 +249,7 @@ def run_steps(doc: dict[str, Any]) -> Iterator[tuple[str, str]]:
 def contract_problems(name: str, doc: dict[str, Any]) -> list[str]:
     """Sessions and commands named in ``run:`` steps that do not exist."""
     sessions, defaults = noxfile_sessions()
-    commands = set(_build_parser()[1])
+    commands = set(build_parser()[1])
     problems = []
     for where, script in run_steps(doc):
         used_sessions, used_commands = named_in(script, defaults)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.config import ForkConfig
-from forkkit.fork.tree import BASE_TAG
+from forkkit.fork.tree import BASE_TAG, LocalChangesError, materialize
+from forkkit.output.progress import say
 from forkkit.signals import signals_raise
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.pytest_run import PytestRun, run_pytest
@@ -23,6 +24,21 @@ from forkkit.testing.suiterun import report_folder
 from forkkit.vcs import Repo
 
 STEM = "suites"
+
+
+def tree_for_tests(cfg: ForkConfig, *, dest: Path | None, pristine: bool) -> Path:
+    """The fork tree to test: materialized, or as it is while you edit it.
+
+    Local edits are kept (and tested, unless ``pristine``, which only needs
+    the tree's ``base`` tag).
+    """
+    try:
+        path = materialize(cfg, dest=dest).path
+    except LocalChangesError as exc:
+        path = exc.path
+    if not pristine and Repo(path).dirty():
+        say(f"{path}: local changes; testing the tree as it is (not rebuilt)")
+    return path
 
 
 def run_suites(

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The size limits lint enforces: modules ≤ 400 lines, functions ≤ 60."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "check_size.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_size", SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["check_size"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+check_size = _load()
+
+
+def _function(name: str, lines: int) -> str:
+    body = "".join(f"    x{i} = {i}\n" for i in range(lines - 1))
+    return f"def {name}() -> None:\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("module_lines", "function_lines", "expected"),
+    [
+        (400, 60, []),
+        (401, 60, ["pkg/mod.py: 401 lines (limit 400)"]),
+        (400, 61, ["pkg/mod.py:1 f(): 61 lines (limit 60)"]),
+    ],
+)
+def test_limits(
+    tmp_path: Path, module_lines: int, function_lines: int, expected: list[str]
+) -> None:
+    root = tmp_path / "pkg"
+    root.mkdir()
+    text = _function("f", function_lines)
+    text += "\n" * (module_lines - len(text.splitlines()))
+    (root / "mod.py").write_text(text)
+    found = [o.line() for o in check_size.offenders(root=root)]
+    assert found == expected
+    assert check_size.main([str(root)]) == (1 if expected else 0)
+
+
+def test_nested_and_async_functions_count(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    root.mkdir()
+    inner = _function("inner", 61).replace("\n", "\n    ")
+    (root / "mod.py").write_text(f"class C:\n    async {inner}\n")
+    assert [o.where for o in check_size.offenders(root=root)] == [
+        "pkg/mod.py:2 inner()"
+    ]
