@@ -19,15 +19,13 @@ import pytest
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
+from forkkit.upstream.git import fetch_git_rev
+from forkkit.upstream.index import pick_sdist, resolve_sdist, sdist_filename_matches
 from forkkit.upstream.sdist import (
     EXTRACT_MANIFEST,
     EXTRACT_MARKER,
     extract_sdist,
-    fetch_git_rev,
     fetch_sdist,
-    pick_sdist,
-    resolve_sdist,
-    sdist_filename_matches,
 )
 from forkkit.vcs import Repo
 from tests.synthetic import BUGGY, SyntheticUpstream, tar_tree

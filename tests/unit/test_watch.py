@@ -20,7 +20,7 @@ from forkkit.cli import main
 from forkkit.commands.watch.run import fallback_version, newer_releases
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.upstream.sdist import sdist_versions
+from forkkit.upstream.index import sdist_versions
 from tests.synthetic import (
     CALC_CONFLICT,
     CALC_CONTEXT_MOVED,

@@ -20,11 +20,11 @@ from forkkit.fork import state as forkstate
 from forkkit.fork.state import ForkTree
 from forkkit.output.progress import say, step
 from forkkit.patches.series import Patch, Series, hunk_at, load_series
+from forkkit.upstream.git import fetch_git_rev
 from forkkit.upstream.sdist import (
     EXTRACT_MANIFEST,
     EXTRACT_MARKER,
     extract_sdist,
-    fetch_git_rev,
     fetch_sdist,
 )
 from forkkit.vcs import ApplyResult, Repo

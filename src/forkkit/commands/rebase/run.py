@@ -56,12 +56,8 @@ from forkkit.output.progress import say, step
 from forkkit.output.report import append_step_summary, write_reports
 from forkkit.patches.series import Patch, Series, load_series
 from forkkit.testing.junit import JunitReport, parse_junit
-from forkkit.upstream.sdist import (
-    SdistRef,
-    resolve_sdist,
-    sdist_filename_matches,
-    sha256_file,
-)
+from forkkit.upstream.index import SdistRef, resolve_sdist, sdist_filename_matches
+from forkkit.upstream.sdist import sha256_file
 from forkkit.vcs import Repo, merge
 
 BRANCH = "rebase"

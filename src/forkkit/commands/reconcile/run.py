@@ -51,7 +51,8 @@ from forkkit.output.progress import say, step
 from forkkit.output.report import append_step_summary, write_reports
 from forkkit.patches.series import hunk_at, parse_patch_text
 from forkkit.testing.env import ensure_testenv
-from forkkit.upstream.sdist import extract_sdist, fetch_sdist, resolve_sdist
+from forkkit.upstream.index import resolve_sdist
+from forkkit.upstream.sdist import extract_sdist, fetch_sdist
 from forkkit.vcs import RefUpdate, Repo, combine
 from forkkit.vcs.overlay import overlay_commit
 from forkkit.workdir import RunFolder, run_folder_at

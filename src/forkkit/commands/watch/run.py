@@ -28,7 +28,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
 from forkkit.output.report import append_step_summary, write_reports
-from forkkit.upstream.sdist import sdist_versions
+from forkkit.upstream.index import sdist_versions
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
 EXIT_CODES: dict[Verdict, int] = {
