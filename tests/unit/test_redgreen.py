@@ -541,9 +541,9 @@ def test_node_id_and_helpers() -> None:
     assert node_id("other.mod::t", files) is None
     changed = ["vllm/a.py", "vllm/b.py", "tests/v1/test_a.py", "pkg/test_x.py"]
     assert untested_changes(changed, ["vllm/a.py"]) == ["vllm/b.py"]
-    assert resolve_parallel("auto", cpus=2, load=0.2) is True  # 2 cores free
-    assert resolve_parallel("auto", cpus=2, load=1.0) is False
-    assert resolve_parallel("auto", cpus=8, load=5.5) is True
+    assert resolve_parallel("auto", cpus=2, busy=0.2) is True  # 2 cores free
+    assert resolve_parallel("auto", cpus=2, busy=1.0) is False
+    assert resolve_parallel("auto", cpus=8, busy=5.5) is True
     assert resolve_parallel("on") and not resolve_parallel("off")
 
     def rep(**outcomes: junit.Outcome) -> junit.JunitReport:

@@ -31,6 +31,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary, write_reports
+from forkkit.process import busy_cpus
 from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import CATEGORIES, Classification, classify
@@ -557,14 +558,14 @@ def _recheck_on_base(
 
 
 def resolve_parallel(
-    choice: str, cpus: int | None = None, load: float | None = None
+    choice: str, cpus: int | None = None, busy: float | None = None
 ) -> bool:
-    """``on``/``off``, or ``auto``: side by side when 2+ cores are free
-    (CPUs minus the 1-minute load average, rounded)."""
+    """``on``/``off``, or ``auto``: side by side when 2+ cores are free now
+    (CPUs minus the CPUs busy over a short sample, rounded)."""
     if choice == "auto":
         n = cpus if cpus is not None else os.cpu_count() or 1
-        busy = load if load is not None else os.getloadavg()[0]
-        return round(n - busy) >= 2
+        used = busy if busy is not None else busy_cpus(cpus=n)
+        return round(n - used) >= 2
     return choice == "on"
 
 
