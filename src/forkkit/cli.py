@@ -88,7 +88,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "watch",
-        "forkkit.commands.watch.run",
+        "forkkit.commands.watch.cli",
         "dry-run rebase onto the newest upstream release",
     ),
 )

@@ -67,3 +67,63 @@ def test_infrastructure_never_imports_commands(path: Path) -> None:
     imports = _imports(ast.parse(path.read_text()))
     bad = {i for i in imports for c in COMMANDS if i.split(".")[:2] == ["forkkit", c]}
     assert not bad, f"{path.name} imports {bad}"
+
+
+# Modules that must stay pure: the patches/ layer and every command's model.
+IO_MODULES = (
+    "subprocess",
+    "shutil",
+    "tempfile",
+    "urllib",
+    "socket",
+    "forkkit.vcs",
+    "forkkit.fork",
+    "forkkit.testing.env",
+    "forkkit.testing.pytest_run",
+    "forkkit.testing.suiterun",
+    "forkkit.workdir",
+    "forkkit.output",
+)
+IO_CALLS = {
+    "open",
+    "read_text",
+    "read_bytes",
+    "write_text",
+    "write_bytes",
+    "mkdir",
+    "unlink",
+    "iterdir",
+    "glob",
+    "rglob",
+    "exists",
+    "system",
+    "print",
+}
+
+
+def _pure_modules() -> list[Path]:
+    return [
+        p
+        for p in _modules()
+        if p.relative_to(SRC).parts[0] == "patches" or p.name == "model.py"
+    ]
+
+
+def test_pure_modules_exist() -> None:
+    names = {str(p.relative_to(SRC)) for p in _pure_modules()}
+    assert "commands/watch/model.py" in names
+    assert any(n.startswith("patches/") for n in names)
+
+
+@pytest.mark.parametrize("path", _pure_modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_pure_modules_do_no_io(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    for name in _imports(tree):
+        assert not name.startswith(IO_MODULES), f"{path.name} imports {name}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else None
+            if isinstance(func, ast.Name):
+                called = func.id
+            assert called not in IO_CALLS, f"{path.name}:{node.lineno} calls {called}"

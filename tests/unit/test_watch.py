@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from forkkit.cli import main
-from forkkit.commands.watch.run import fallback_version, newer_releases
+from forkkit.commands.watch.model import fallback_version, newer_releases
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.upstream.index import sdist_versions

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forkkit.commands.watch.run import WatchResult
+from forkkit.commands.watch.model import WatchResult
 from forkkit.output.report import md_table
 
 _PROOF = {True: "valid", False: "**not valid**", None: "not run"}

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit watch`` arguments: parse, call :func:`run.watch`, report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from forkkit.cliopts import add_proof_options
+from forkkit.commands.watch.model import REPORT_STEM, WatchOptions
+from forkkit.commands.watch.render import render_markdown
+from forkkit.commands.watch.run import watch
+from forkkit.config import ForkConfig
+from forkkit.output.report import append_step_summary, write_reports
+
+# --- CLI ----------------------------------------------------------------------
+
+_EPILOG = """\
+exit codes:
+  0   current: no release newer than the pin
+  10  carries: the series still applies to the newest release, proof valid
+  20  conflict: a patch conflicts there, or its red/green proof is not valid
+  30  absorbed: upstream has the fix, the fork can retire
+  2   bad input or an error (unreachable index, unknown --version, ...)
+
+Reports: <workdir>/reports/watch/ (watch.md, watch.json, the rebase report
+and its red/green proof); the Markdown is appended to $GITHUB_STEP_SUMMARY
+when that is set. patches/ and fork.toml are never written.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit watch`` options."""
+    parser.description = (
+        "Dry-run rebase of the series onto the newest upstream release newer\n"
+        "than the pin (pre-releases only with --pre), and its verdict."
+    )
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "--index-url",
+        default="",
+        metavar="URL",
+        help="PEP 691 simple index (or file:// folder) instead of fork.toml's",
+    )
+    parser.add_argument(
+        "--version",
+        default="",
+        metavar="X",
+        help="check this release instead of the newest one",
+    )
+    parser.add_argument(
+        "--pre", action="store_true", help="consider pre-releases (rc, beta, dev)"
+    )
+    add_proof_options(parser)
+
+
+def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Watch, publish reports/watch/, exit with the verdict's code."""
+    opts = WatchOptions(
+        index_url=args.index_url,
+        version=args.version,
+        pre=args.pre,
+        related=not args.focused_only,
+        pytest_args=tuple(args.pytest_args),
+    )
+    with cfg.work.run_folder(REPORT_STEM) as folder:
+        result = watch(cfg, opts, folder=folder.path)
+        text = render_markdown(result, shown=folder.dest)
+        md, js = write_reports(folder.path, REPORT_STEM, text, result.to_json())
+    append_step_summary(text)
+    print(f"{result.verdict}: {result.reason}")
+    print(
+        f"report: {folder.dest / md.name}\njson: {folder.dest / js.name}",
+        file=sys.stderr,
+    )
+    return result.exit_code

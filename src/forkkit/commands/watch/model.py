@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The watch verdicts, release ordering and result (pure: no I/O)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from forkkit.commands.rebase.absorb import RebaseResult
+from forkkit.errors import ForkkitError
+
+Verdict = Literal["current", "carries", "conflict", "absorbed"]
+EXIT_CODES: dict[Verdict, int] = {
+    "current": 0,
+    "carries": 10,
+    "conflict": 20,
+    "absorbed": 30,
+}
+REPORT_STEM = "watch"
+REBASE_STEM = "rebase"  # the rebase report, inside the watch report folder
+
+# --- versions -----------------------------------------------------------------
+
+# key, is a pre-release (or dev release); None: not a version we can order
+Parsed = tuple[Any, bool] | None
+_FALLBACK = re.compile(
+    r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?(?:\.dev(\d+))?"
+)
+
+
+def fallback_version(text: str) -> Parsed:
+    """A PEP 440 ordering key for normalized ``X.Y.Z[{a|b|rc}N][.postN][.devN]``
+    versions, used when ``packaging`` is not installed."""
+    m = _FALLBACK.fullmatch(text.strip().lower().removeprefix("v"))
+    if not m:
+        return None
+    rel, phase, num, post, dev = m.groups()
+    release = tuple(int(x) for x in rel.split("."))
+    while len(release) > 1 and release[-1] == 0:
+        release = release[:-1]
+    if phase:
+        pre = (("a", "b", "rc").index(phase), int(num))
+    elif dev is not None and post is None:
+        pre = (-1, 0)  # 1.0.dev1 sorts before 1.0a1
+    else:
+        pre = (3, 0)  # a final (or post) release
+    post_key = int(post) if post is not None else -1
+    dev_key = (0, int(dev)) if dev is not None else (1, 0)
+    return (release, pre, post_key, dev_key), bool(phase) or dev is not None
+
+
+def _version_parser() -> Callable[[str], Parsed]:
+    """``packaging.version`` when installed, else :func:`fallback_version`."""
+    try:
+        from packaging.version import InvalidVersion, Version
+    except ImportError:
+        return fallback_version
+
+    def parse(text: str) -> Parsed:
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            return None
+        return version, version.is_prerelease
+
+    return parse
+
+
+def newer_releases(
+    versions: Iterable[str],
+    pin: str,
+    *,
+    pre: bool = False,
+    parse: Callable[[str], Parsed] | None = None,
+) -> list[str]:
+    """The versions newer than ``pin``, newest first.
+
+    Pre-releases (and dev releases) only with ``pre``; versions that are not
+    PEP 440 are skipped. A ``pin`` that is not PEP 440 is an error.
+    """
+    parse = parse or _version_parser()
+    pinned = parse(pin)
+    if pinned is None:
+        raise ForkkitError(
+            f"fork.toml [upstream] version {pin!r}: not a PEP 440 version, so "
+            "newer releases cannot be told apart; fix the pin"
+        )
+    found: dict[str, Any] = {}
+    for text in versions:
+        parsed = parse(text)
+        if parsed is None or (parsed[1] and not pre):
+            continue
+        if parsed[0] > pinned[0]:
+            found[text] = parsed[0]
+    return sorted(found, key=lambda v: found[v], reverse=True)
+
+
+# --- the result ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """What ``forkkit watch`` checks and how."""
+
+    index_url: str = ""  # overrides fork.toml's index_url
+    version: str = ""  # check this release instead of the newest
+    pre: bool = False
+    related: bool = True
+    pytest_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WatchResult:
+    """The release checked and what the dry-run rebase onto it says."""
+
+    package: str
+    pin: str
+    index_url: str
+    newer: tuple[str, ...]  # releases newer than the pin, newest first
+    checked: str  # the release rebased onto ("" when current)
+    verdict: Verdict
+    reason: str
+    rebase: RebaseResult | None = None
+    rebase_report: str = ""  # the rebase report's file, beside watch.md
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.rebase
+        return {
+            "package": self.package,
+            "pin": self.pin,
+            "index_url": self.index_url,
+            "newer": list(self.newer),
+            "checked": self.checked,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "reason": self.reason,
+            "rebase_report": self.rebase_report,
+            "rebase": None
+            if r is None
+            else {
+                "outcome": r.outcome,
+                "proof_valid": r.proof_valid,
+                "can_retire": r.can_retire,
+                "patches": [
+                    {"name": p.name, "status": p.status, "detail": p.detail}
+                    for p in r.patches
+                ],
+            },
+        }
+
+
+def verdict_of(result: RebaseResult) -> tuple[Verdict, str]:
+    """The watch verdict of a dry-run rebase, and why."""
+    new = result.new_label
+    if result.conflicted:
+        names = ", ".join(p.name for p in result.conflicted)
+        return "conflict", f"{names} conflicts with {new}"
+    if result.can_retire:
+        return "absorbed", f"every patch is absorbed by {new}: the fork can retire"
+    if result.proof_valid is False:
+        return "conflict", f"the series applies to {new}, but its red/green fails"
+    if result.proof_valid is not True:
+        return "conflict", f"the series applies to {new}, but red/green did not run"
+    why = f"the series still applies to {new} and its red/green proof is valid"
+    if result.absorbed:
+        why += "; absorbed there: " + ", ".join(p.name for p in result.absorbed)
+    return "carries", why
