@@ -21,11 +21,11 @@ Handler = Callable[[argparse.Namespace, ForkConfig], int]
 
 
 class CommandModule(Protocol):
-    """What a command's ``cli`` module defines."""
+    """What a command's ``cli`` module defines: its options and its entry point."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
-    def run(self, args: argparse.Namespace, cfg: ForkConfig) -> int: ...
+    def main(self, args: argparse.Namespace, cfg: ForkConfig) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def build_parser(
             module = _load(command)
             module.add_arguments(p)
             for name in (command.name, *command.aliases):
-                handlers[name] = module.run
+                handlers[name] = module.main
     return parser, handlers
 
 

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Export; print the patch names and say which were removed."""
     result = export_series(cfg, dest=args.dest, rewrite=args.rewrite)
     for name in result.names:

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """No options of its own."""
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Print the verified sdist's path."""
     print(fetch_sdist(cfg.upstream, cfg.work.sdist_cache))
     return 0

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the tree as JSON")
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Build (or reuse) the tree; print its path or its JSON."""
     tree = materialize(cfg, dest=args.dest, force=args.force)
     print(json.dumps(tree.to_json(), indent=2) if args.json else tree.path)

@@ -698,7 +698,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_proof_options(parser)
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Run the rebase, publish its reports as reports/rebase/; exit 0 only
     when it rebased (and, with --apply, wrote the result)."""
     opts = Options(

@@ -652,7 +652,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Exit 0 only when every cell of the behaviour matrix was measured; 1 when
     some or none were (:class:`~forkkit.commands.reconcile.diffs.Measurement`,
     named in the report and on the last line)."""

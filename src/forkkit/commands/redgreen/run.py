@@ -612,7 +612,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     from forkkit.fork.tree import materialize
 
     with signals_raise():

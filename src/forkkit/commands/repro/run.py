@@ -559,7 +559,7 @@ def exit_code(result: ReproResult) -> int:
     return 1 if mismatch else 0
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     from forkkit.fork.tree import materialize
 
     opts = ReproOptions(

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the state as JSON")
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Print the summary line, or the state as JSON."""
     status = fork_status(cfg, dest=args.dest)
     print(json.dumps(status, indent=2) if args.json else status["summary"])

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Run pytest on the tree; 0 only when it passed."""
     tree = tree_for_tests(cfg, dest=args.dest, pristine=args.pristine)
     ran = run_suites(

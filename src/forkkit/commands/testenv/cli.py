@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """No options of its own."""
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Print the venv's python."""
     print(ensure_testenv(cfg, tree_for_tests(cfg, dest=None, pristine=False)).python)
     return 0

@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_proof_options(parser)
 
 
-def run(args: argparse.Namespace, cfg: ForkConfig) -> int:
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Watch, publish reports/watch/, exit with the verdict's code."""
     opts = WatchOptions(
         index_url=args.index_url,
