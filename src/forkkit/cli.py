@@ -32,7 +32,7 @@ PLUGIN_COMMANDS: dict[str, tuple[str, str]] = {
         "compare/combine with a competing change",
     ),
     "repro": (
-        "forkkit.commands.repro.run",
+        "forkkit.commands.repro.cli",
         "CPU resend reproduction: cached tokens, base vs fix",
     ),
     "watch": (

@@ -2,30 +2,31 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
 import sys
 import textwrap
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forkkit import cli
+from forkkit.commands.repro import cli as repro_cli
 from forkkit.commands.repro import run as repro
-from forkkit.commands.repro.run import (
+from forkkit.commands.repro.model import (
     Comparison,
     ReproOptions,
     ReproResult,
-    Runner,
     ScriptRun,
     compare,
     parse_script_output,
-    render_markdown,
-    reproduce,
 )
+from forkkit.commands.repro.render import render_markdown
+from forkkit.commands.repro.run import Runner, reproduce
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
@@ -427,3 +428,11 @@ def test_script_takes_every_value_from_the_options(
         "kinds": "extended",
         "json_out": None,
     }
+
+
+def test_every_option_has_a_flag_with_its_default() -> None:
+    parser = argparse.ArgumentParser()
+    repro_cli.add_arguments(parser)
+    args = parser.parse_args([])
+    assert repro_cli.options(args) == ReproOptions()
+    assert set(repro_cli.OPTION_FLAGS) == {f.name for f in fields(ReproOptions)}
