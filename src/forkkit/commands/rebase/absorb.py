@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from forkkit.errors import ForkkitError
 from forkkit.output.report import md_table
+from forkkit.patches.paths import is_test_path
 from forkkit.testing.junit import JunitReport
 
 Status = Literal[
@@ -76,17 +77,6 @@ def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ())
             "add it and rerun"
         )
     return "".join(lines)
-
-
-def is_test_path(path: str) -> bool:
-    """Whether ``path`` is test code (under a tests/ folder or a test module)."""
-    p = PurePosixPath(path)
-    return (
-        "tests" in p.parts[:-1]
-        or p.name.startswith("test_")
-        or p.name.endswith("_test.py")
-        or p.name == "conftest.py"
-    )
 
 
 def split_runtime(

@@ -19,10 +19,10 @@ from unidiff.patch import Hunk as UnidiffHunk
 from unidiff.patch import PatchSet
 
 from forkkit.errors import ForkkitError
+from forkkit.patches.paths import is_test_module, is_test_path
 from forkkit.testing.classify import CATEGORIES, Classification, classify
 from forkkit.testing.junit import JunitReport, TestOutcome
 
-TESTS_DIR = "tests/"
 # Changes this many lines apart or closer are reported as overlapping hunks:
 # git's default context, i.e. where a 3-way merge starts to see a conflict.
 NEAR = 3
@@ -36,21 +36,6 @@ Side = Literal["ours", "theirs"]
 # --------------------------------------------------------------------------
 # Diffs
 # --------------------------------------------------------------------------
-
-
-def is_test_path(path: str) -> bool:
-    """Whether ``path`` belongs to the tests (everything under ``tests/``)."""
-    return path.startswith(TESTS_DIR)
-
-
-def is_test_module(path: str) -> bool:
-    """Whether ``path`` is a pytest module (``tests/**/test_*.py``)."""
-    name = posixpath.basename(path)
-    return (
-        is_test_path(path)
-        and name.endswith(".py")
-        and (name.startswith("test_") or name.endswith("_test.py"))
-    )
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary, write_reports
+from forkkit.patches.paths import is_test_path
 from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import CATEGORIES, Classification, classify
@@ -179,21 +180,9 @@ class RedGreenResult:
 # ---------------------------------------------------------------- pure helpers
 
 
-def is_test_file(path: str) -> bool:
-    """Upstream test code (kept as the fork has it during red)."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        "tests" in parts[:-1]
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
 def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
     """Changed files that are neither tests nor listed runtime files."""
-    return [f for f in changed if f not in runtime and not is_test_file(f)]
+    return [f for f in changed if f not in runtime and not is_test_path(f)]
 
 
 def _bad(report: JunitReport) -> list[str]:
