@@ -53,6 +53,7 @@ PATCH = textwrap.dedent(
     @@ -10,2 +10,2 @@
     --- a/looks/like/a/header
     +++ b/looks/like/a/header
+     context
     @@ -20 +20 @@
     -r
     +R
@@ -100,6 +101,12 @@ def test_parse_encoded_subject() -> None:
 def test_parse_rejects_non_patches() -> None:
     with pytest.raises(ForkkitError, match=r"^notes\.txt: not a git-format patch"):
         parse_patch_text("Subject: hi\n\njust text\n", Path("notes.txt"))
+
+
+def test_parse_rejects_hunks_shorter_than_their_header() -> None:
+    text = PATCH.replace("\n context\n", "\n", 1)  # @@ -10,2 +10,2 @@ lacks a line
+    with pytest.raises(ForkkitError, match=r"^x\.patch: not a unified diff \(Hunk"):
+        parse_patch_text(text, Path("x.patch"))
 
 
 def test_hunk_at() -> None:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The patch series: ``patches/series`` plus git-format patches (pure parsing)."""
 
 from __future__ import annotations
@@ -9,23 +10,7 @@ from email.header import decode_header, make_header
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-
-
-@dataclass(frozen=True)
-class Hunk:
-    """One hunk of one file in a patch."""
-
-    path: str
-    index: int  # 1-based within its file
-    count: int  # hunks in that file
-    old_start: int
-    old_len: int
-    header: str
-
-    def describe(self) -> str:
-        return f"hunk {self.index}/{self.count} of {self.path} ({self.header.strip()})"
+from forkkit.patches.diff import DiffHunk, parse_diff
 
 
 @dataclass(frozen=True)
@@ -35,7 +20,7 @@ class Patch:
     path: Path
     subject: str
     files: tuple[str, ...]
-    hunks: tuple[Hunk, ...]
+    hunks: tuple[DiffHunk, ...]
 
     @property
     def name(self) -> str:
@@ -65,50 +50,14 @@ def parse_patch_text(text: str, path: Path) -> Patch:
                 subject = str(make_header(decode_header(subject)))
             subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", subject)
             break
-    files: list[str] = []
-    raw_hunks: list[tuple[str, int, int, str]] = []
-    current = ""
-    old_left = new_left = 0  # lines still to come in the current hunk
-    for line in lines:
-        if old_left > 0 or new_left > 0:  # inside a hunk: body lines only
-            tag = line[:1]
-            if tag in (" ", ""):  # context ("" = a blank line, space stripped)
-                old_left, new_left = old_left - 1, new_left - 1
-                continue
-            if tag == "-":
-                old_left -= 1
-                continue
-            if tag == "+":
-                new_left -= 1
-                continue
-            if tag == "\\":  # "\ No newline at end of file"
-                continue
-            old_left = new_left = 0  # malformed hunk: resynchronize here
-        if line.startswith("diff --git "):
-            m = re.match(r"diff --git a/(.*) b/(.*)$", line)
-            current = m.group(2) if m else line.split()[-1]
-            files.append(current)
-        elif line.startswith("+++ b/") and current:
-            # the b/ path is authoritative for renames
-            current = line[len("+++ b/") :]
-        elif (m := _HUNK.match(line)) and current:
-            old_len = int(m.group(2) or 1)
-            raw_hunks.append((current, int(m.group(1)), old_len, line))
-            old_left, new_left = old_len, int(m.group(4) or 1)
-    if not files:
+    if not re.search(r"^diff --git ", text, re.M):
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
-    per_file: dict[str, int] = {}
-    for f, *_ in raw_hunks:
-        per_file[f] = per_file.get(f, 0) + 1
-    seen: dict[str, int] = {}
-    hunks = []
-    for f, start, length, header in raw_hunks:
-        seen[f] = seen.get(f, 0) + 1
-        hunks.append(Hunk(f, seen[f], per_file[f], start, length, header))
-    return Patch(path=path, subject=subject, files=tuple(files), hunks=tuple(hunks))
+    diff = parse_diff(text, str(path))
+    files = tuple(f.path for f in diff.files)
+    return Patch(path=path, subject=subject, files=files, hunks=diff.all_hunks)
 
 
-def hunk_at(patch: Patch, path: str, line: int) -> Hunk | None:
+def hunk_at(patch: Patch, path: str, line: int) -> DiffHunk | None:
     """The hunk of ``patch`` in ``path`` whose old range starts at ``line``.
 
     ``git apply`` reports a failing hunk by its old start line; fall back to
