@@ -9,6 +9,7 @@ import pytest
 
 from forkkit.errors import ForkkitError
 from forkkit.patches.series import (
+    failed_hunk,
     hunk_at,
     load_series,
     parse_patch_text,
@@ -115,6 +116,8 @@ def test_hunk_at() -> None:
     assert hunk_at(patch, "pkg/x.py", 5) == patch.hunks[0]  # inside the range
     assert hunk_at(patch, "pkg/x.py", 100) == patch.hunks[0]  # fallback: first
     assert hunk_at(patch, "nope.py", 1) is None
+    assert failed_hunk(patch, "pkg/x.py", 40) == patch.hunks[1].describe()
+    assert failed_hunk(patch, "nope.py", 7) == "nope.py line 7"
 
 
 def test_series_file_parsing() -> None:

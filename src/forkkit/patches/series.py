@@ -73,6 +73,12 @@ def hunk_at(patch: Patch, path: str, line: int) -> DiffHunk | None:
     return cands[0] if cands else None
 
 
+def failed_hunk(patch: Patch, path: str, line: int) -> str:
+    """Names the hunk ``git apply`` stopped at (``path``, old start ``line``)."""
+    hunk = hunk_at(patch, path, line)
+    return hunk.describe() if hunk else f"{path} line {line}"
+
+
 def series_entries(text: str) -> list[tuple[int, str]]:
     """``(line number, patch name)`` of a quilt-style ``series`` file."""
     entries = []
