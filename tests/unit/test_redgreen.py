@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from forkkit.commands.redgreen.run import (
-    node_id,
     prove,
     related_verdict,
     resolve_parallel,
@@ -25,6 +24,7 @@ from forkkit.commands.redgreen.run import (
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
+from forkkit.patches.testids import node_id
 from forkkit.testing import env as testenv
 from forkkit.testing import junit
 from forkkit.testing.classify import classify

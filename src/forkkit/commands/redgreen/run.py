@@ -31,12 +31,14 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary, write_reports
+from forkkit.patches.paths import is_test_path
+from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import CATEGORIES, Classification, classify
 from forkkit.testing.env import TestEnv, ensure_testenv
-from forkkit.testing.fixrun import fix_targets, node_id, subset_run
+from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import kill_running
 from forkkit.testing.suiterun import (
@@ -60,7 +62,6 @@ __all__ = [
     "RedGreenResult",
     "RelatedVerdict",
     "SuiteRun",
-    "node_id",
     "prove",
     "related_verdict",
     "render_markdown",
@@ -180,21 +181,9 @@ class RedGreenResult:
 # ---------------------------------------------------------------- pure helpers
 
 
-def is_test_file(path: str) -> bool:
-    """Upstream test code (kept as the fork has it during red)."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        "tests" in parts[:-1]
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
 def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
     """Changed files that are neither tests nor listed runtime files."""
-    return [f for f in changed if f not in runtime and not is_test_file(f)]
+    return [f for f in changed if f not in runtime and not is_test_path(f)]
 
 
 def _bad(report: JunitReport) -> list[str]:
@@ -278,7 +267,7 @@ def _plan(cfg: ForkConfig, repo: Repo, tests: list[str] | None, related: bool) -
             )
     suites = list(cfg.fix.related_suites) if related else []
     for t in [*targets, *suites]:
-        path = t.split("::", 1)[0].rstrip("/")
+        path = target_file(t).rstrip("/")
         if repo.object_id(f"{head}:{path}") is None:
             raise ForkkitError(
                 f"{where}: test target {path!r} does not exist at fork HEAD "
@@ -295,7 +284,7 @@ def _file_blobs(
     out = [
         FileBlob(f, "runtime", repo.blob(base, f), repo.blob(head, f)) for f in runtime
     ]
-    paths = sorted({t.split("::", 1)[0] for t in tests})
+    paths = sorted({target_file(t) for t in tests})
     at_base, at_head = repo.ls_tree(base, paths), repo.ls_tree(head, paths)
     out += [
         FileBlob(p, "test", at_base.get(p), blob)
@@ -531,7 +520,7 @@ def classification_ids(c: Classification) -> list[str]:
 
 def _object(repo: Repo, rev: str, target: str) -> str | None:
     """The blob/tree SHA of a test target's path at ``rev``."""
-    return repo.blob(rev, target.split("::", 1)[0].rstrip("/"))
+    return repo.blob(rev, target_file(target).rstrip("/"))
 
 
 def _recheck_on_base(
