@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fail when a module in src/forkkit is over 400 lines or a function over 60.
+"""Fail when a module in src/forkkit is over 400 lines, a function over 60, or
+a function takes more than 3 positional parameters (the rest must be
+keyword-only).
 
 Usage: ``python scripts/check_size.py [ROOT]``. A function's length counts
 from its ``def`` line (decorators excluded) to its last line, docstring
-included. One line per offender, then a count; exit 1 when there are any.
+included; ``self``/``cls`` do not count as parameters. One line per
+offender, then a count; exit 1 when there are any.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
+MAX_POSITIONAL = 3
 
 
 @dataclass(frozen=True)
@@ -25,9 +29,16 @@ class Offender:
     lines: int
     limit: int
 
+    what: str = "lines"
+
     def line(self) -> str:
         """One line for the console."""
-        return f"{self.where}: {self.lines} lines (limit {self.limit})"
+        return f"{self.where}: {self.lines} {self.what} (limit {self.limit})"
+
+
+def _positional(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    args = [*node.args.posonlyargs, *node.args.args]
+    return len([a for a in args if a.arg not in ("self", "cls")])
 
 
 def offenders(*, root: Path) -> list[Offender]:
@@ -42,9 +53,13 @@ def offenders(*, root: Path) -> list[Offender]:
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
+                where = f"{rel}:{node.lineno} {node.name}()"
                 if size > MAX_FUNCTION_LINES:
-                    where = f"{rel}:{node.lineno} {node.name}()"
                     found.append(Offender(where, size, MAX_FUNCTION_LINES))
+                if (n := _positional(node)) > MAX_POSITIONAL:
+                    found.append(
+                        Offender(where, n, MAX_POSITIONAL, "positional parameters")
+                    )
     return found
 
 

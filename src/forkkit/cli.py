@@ -142,7 +142,7 @@ def build_parser(
 
 
 def _run(
-    command: Command, handler: Handler, args: argparse.Namespace, cfg: ForkConfig
+    command: Command, handler: Handler, args: argparse.Namespace, *, cfg: ForkConfig
 ) -> int:
     """Run a command; writing commands hold the workdir lock and recover first."""
     if command.read_only:
@@ -164,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             common = CommonOptions.from_namespace(args)
             cfg = common.apply_upstream(load_config(args.config))
             check_path_options(common)
-            return _run(command_named(args.command), handlers[args.command], args, cfg)
+            return _run(
+                command_named(args.command), handlers[args.command], args, cfg=cfg
+            )
     except ForkkitError as exc:
         msg = " ".join(str(exc).split("\n"))
         print(f"forkkit: error: {msg}", file=sys.stderr)

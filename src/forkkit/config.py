@@ -161,7 +161,7 @@ def check_folder_path(
     return path
 
 
-def _req(table: dict[str, Any], key: str, where: str, kind: type = str) -> Any:
+def _req(table: dict[str, Any], key: str, where: str, *, kind: type = str) -> Any:
     if key not in table:
         raise ForkkitError(f"{where}: missing key '{key}'; add it (see README)")
     value = table[key]
@@ -209,7 +209,7 @@ def _table(data: dict[str, Any], name: str, fname: str) -> dict[str, Any]:
     return table
 
 
-def _opt(table: dict[str, Any], key: str, where: str, default: str = "") -> str:
+def _opt(table: dict[str, Any], key: str, where: str, *, default: str = "") -> str:
     value = table.get(key, default)
     if not isinstance(value, str):
         raise ForkkitError(f"{where}: '{key}' must be a string")
@@ -231,8 +231,8 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     return ForkConfig(
         path=path,
         upstream=upstream,
-        patches_dir=root / _opt(pt, "dir", where, "patches"),
-        series_file=root / _opt(pt, "series", where, "patches/series"),
+        patches_dir=root / _opt(pt, "dir", where, default="patches"),
+        series_file=root / _opt(pt, "series", where, default="patches/series"),
         fix=_fix(data, path),
         testenv=_testenv(data, path),
         workdir=_workdir(data, path),
@@ -253,7 +253,7 @@ def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:
         source=source,
         version=_req(up, "version", where),
         sha256=sha,
-        index_url=_opt(up, "index_url", where, "https://pypi.org/simple"),
+        index_url=_opt(up, "index_url", where, default="https://pypi.org/simple"),
         git_url=_opt(up, "git_url", where),
         git_rev=_opt(up, "git_rev", where),
         sdist_url=_opt(up, "sdist_url", where),
@@ -271,10 +271,12 @@ def _fix(data: dict[str, Any], path: Path) -> FixSpec:
     where = f"{path.name} [fix]"
     return FixSpec(
         title=_opt(fx, "title", where),
-        runtime_files=tuple(_req(fx, "runtime_files", where, list)),
-        focused_tests=tuple(_req(fx, "focused_tests", where, list)),
-        related_suites=tuple(_req(fx, "related_suites", where, list)),
-        deselect=tuple(_req(fx, "deselect", where, list)) if "deselect" in fx else (),
+        runtime_files=tuple(_req(fx, "runtime_files", where, kind=list)),
+        focused_tests=tuple(_req(fx, "focused_tests", where, kind=list)),
+        related_suites=tuple(_req(fx, "related_suites", where, kind=list)),
+        deselect=tuple(_req(fx, "deselect", where, kind=list))
+        if "deselect" in fx
+        else (),
     )
 
 
@@ -286,10 +288,10 @@ def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
         raise ForkkitError(f"{where}: 'env' must be a table of strings")
     return TestEnvSpec(
         torch=_req(te, "torch", where),
-        requirements=tuple(_req(te, "requirements", where, list))
+        requirements=tuple(_req(te, "requirements", where, kind=list))
         if "requirements" in te
         else (),
-        extra=tuple(_req(te, "extra", where, list)) if "extra" in te else (),
+        extra=tuple(_req(te, "extra", where, kind=list)) if "extra" in te else (),
         env={str(k): str(v) for k, v in env.items()},
     )
 
@@ -297,7 +299,7 @@ def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
 def _workdir(data: dict[str, Any], path: Path) -> Path:
     """The workdir; FORKKIT_WORKDIR relocates it (parallel checkouts)."""
     wt = _table(data, "workdir", path.name)
-    wd = _opt(wt, "path", f"{path.name} [workdir]", ".forkkit")
+    wd = _opt(wt, "path", f"{path.name} [workdir]", default=".forkkit")
     env_wd = os.environ.get("FORKKIT_WORKDIR")
     workdir = Path(env_wd or path.parent / wd).absolute()
     return check_folder_path(

@@ -59,3 +59,24 @@ def test_nested_and_async_functions_count(tmp_path: Path) -> None:
     assert [o.where for o in check_size.offenders(root=root)] == [
         "pkg/mod.py:2 inner()"
     ]
+
+
+@pytest.mark.parametrize(
+    ("signature", "expected"),
+    [
+        ("def f(a, b, c, *, d): pass", []),
+        ("def f(self, a, b, c): pass", []),
+        ("def f(a, b, c, d=1): pass", ["pkg/mod.py:1 f(): 4 positional parameters"]),
+        ("def f(a, /, b, c, d): pass", ["pkg/mod.py:1 f(): 4 positional parameters"]),
+    ],
+)
+def test_at_most_three_positional_parameters(
+    tmp_path: Path, signature: str, expected: list[str]
+) -> None:
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "mod.py").write_text(signature + "\n")
+    found = [
+        o.line().removesuffix(" (limit 3)") for o in check_size.offenders(root=root)
+    ]
+    assert found == expected

@@ -95,7 +95,7 @@ def _unfinished(repo: Repo, series: Series) -> bool:
     return series_tree(repo, tree.base, series) == repo.tree(head)
 
 
-def _check_tree(repo: Repo, tree: ForkTree, series: Series, head: str) -> None:
+def _check_tree(repo: Repo, tree: ForkTree, series: Series, *, head: str) -> None:
     dirty = repo.dirty()
     if dirty:
         raise _refuse(
@@ -142,17 +142,17 @@ def export_series(
         materialize(cfg, dest=tree_path)
     tree = _built(repo, series, rewrite=rewrite)
     head = repo.rev("HEAD") or tree.head
-    _check_tree(repo, tree, series, head)
+    _check_tree(repo, tree, series, head=head)
     old_text = read_series_text(series_file)
     unknown = _unknown(patches_dir, parse_series_file(old_text))
     if head == tree.head and not tree.stopped_at:
         say("nothing to export: the fork tree is exactly the built series")
         return ExportResult(names=(), removed=(), unknown=unknown, written=False)
     head_tree = repo.tree(head)
-    names, removed = _write(cfg, repo, tree.base, head, old_text=old_text)
+    names, removed = _write(cfg, repo, tree.base, head=head, old_text=old_text)
     for name in unknown:
         say(f"left alone: {patches_dir / name} (not in the series)")
-    _rebuild(repo, tree, series_file, patches_dir, head_tree=head_tree)
+    _rebuild(repo, tree, series_file, patches_dir=patches_dir, head_tree=head_tree)
     return ExportResult(names=names, removed=removed, unknown=unknown, written=True)
 
 
@@ -168,7 +168,7 @@ def _unknown(patches_dir: Path, series_names: list[str]) -> tuple[str, ...]:
 
 
 def _write(
-    cfg: ForkConfig, repo: Repo, base: str, head: str, *, old_text: str
+    cfg: ForkConfig, repo: Repo, base: str, *, head: str, old_text: str
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Verify ``base..head`` as patches, then write them in one transaction."""
     patches_dir = cfg.patches_dir
@@ -177,7 +177,7 @@ def _write(
     with tempfile.TemporaryDirectory(prefix="forkkit-export-") as tmp:
         files = repo.format_patch(f"{base}..{head}", Path(tmp))
         say(f"checking that {len(files)} patch(es) rebuild HEAD's tree")
-        _verify(repo, base, files, repo.tree(head))
+        _verify(repo, base, files, head_tree=repo.tree(head))
         names = [f.name for f in files]
         clash = sorted(set(names) & set(unknown))
         if clash:
@@ -198,7 +198,7 @@ def _write(
     return tuple(names), removed
 
 
-def _verify(repo: Repo, base: str, files: list[Path], head_tree: str) -> None:
+def _verify(repo: Repo, base: str, files: list[Path], *, head_tree: str) -> None:
     with repo.scratch_index("export") as index:
         index.read_tree(base)
         for patch in files:
@@ -218,7 +218,12 @@ def _verify(repo: Repo, base: str, files: list[Path], head_tree: str) -> None:
 
 
 def _rebuild(
-    repo: Repo, tree: ForkTree, series_file: Path, patches_dir: Path, *, head_tree: str
+    repo: Repo,
+    tree: ForkTree,
+    series_file: Path,
+    *,
+    patches_dir: Path,
+    head_tree: str,
 ) -> None:
     """Rebuild the fork tree from the written series, as materialize would.
 

@@ -184,7 +184,7 @@ def _only_forkkit_commits(repo: Repo, head: str) -> bool:
     return all(email == BOT_EMAIL for email in repo.committer_emails(head))
 
 
-def _holds_series(repo: Repo, head: str, base: str | None, series: Series) -> bool:
+def _holds_series(repo: Repo, head: str, base: str | None, *, series: Series) -> bool:
     """Whether HEAD's tree is exactly what ``series`` gives (nothing to lose)."""
     return base is not None and series_tree(repo, base, series) == repo.tree(head)
 
@@ -198,7 +198,9 @@ def _check(
         return None
     base = forkstate.pinned_base(repo, spec.ident) or repo.rev(BASE_TAG)
     if rec.building:
-        if _only_forkkit_commits(repo, head) or _holds_series(repo, head, base, series):
+        if _only_forkkit_commits(repo, head) or _holds_series(
+            repo, head, base, series=series
+        ):
             return None  # forkkit's own unfinished build
         raise LocalChangesError(
             repo.path,
@@ -220,7 +222,7 @@ def _check(
         )
     if tree is not None and head == tree.head:
         return None  # our own build of another series or pin
-    if tree is None or _holds_series(repo, head, base, series):
+    if tree is None or _holds_series(repo, head, base, series=series):
         return None  # a legacy state at its head, or commits already in patches/
     raise _moved(repo, tree, head=head, series=series)
 

@@ -48,7 +48,7 @@ class PytestRun:
 
 
 def pytest_command(
-    env: TestEnv, targets: list[str], junit: Path, extra: list[str]
+    env: TestEnv, targets: list[str], junit: Path, *, extra: list[str]
 ) -> list[str]:
     """The exact pytest command line (also shown in reports)."""
     return [
@@ -89,7 +89,7 @@ def run_pytest(
     junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
     progress = out_dir / f".{name}.progress"
     junit.unlink(missing_ok=True)
-    cmd = pytest_command(env, targets, junit, list(extra or []))
+    cmd = pytest_command(env, targets, junit, extra=list(extra or []))
     environ = env.environ(tree)
     if stream:
         _with_progress(cmd, environ, progress)
@@ -99,7 +99,7 @@ def run_pytest(
         with _LOCK:
             if cancel is not None and cancel.is_set():
                 raise KeyboardInterrupt(f"{name}: cancelled before start")
-            proc = _start(cmd, tree, environ, fh)
+            proc = _start(cmd, tree, environ, log=fh)
             _LIVE.add(proc)
 
         def expire() -> None:
@@ -159,7 +159,7 @@ def _wait(proc: subprocess.Popen[bytes], name: str, progress: Path | None) -> in
 
 
 def _start(
-    cmd: list[str], tree: Path, environ: dict[str, str], log: IO[str]
+    cmd: list[str], tree: Path, environ: dict[str, str], *, log: IO[str]
 ) -> subprocess.Popen[bytes]:
     """Start pytest in its own process group (a kill takes its children too)."""
     try:

@@ -166,7 +166,7 @@ def run_with_runtime_from(
     with signals_raise():
         if hit is not None:
             say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
-            run = _reuse(hit, out_dir, name, tests)
+            run = _reuse(hit, out_dir, name, tests=tests)
         elif in_place:
             require_committed(repo, "red-green")
             say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
@@ -182,7 +182,7 @@ def run_with_runtime_from(
     if cache is not None and hit is None and report is not None and not problem:
         cache.put(key, run)
     if stream:
-        _console_summary(name, run, report, shown / run.log.name)
+        _console_summary(name, run, report, log=shown / run.log.name)
     return SuiteRun(name, source, tested, in_place, _shown(run, shown), report, problem)
 
 
@@ -211,7 +211,9 @@ def result_key(
     return ResultKey.of(env, tree, tests, pytest_args)
 
 
-def _reuse(hit: CachedRun, out_dir: Path, name: str, tests: Sequence[str]) -> PytestRun:
+def _reuse(
+    hit: CachedRun, out_dir: Path, name: str, *, tests: Sequence[str]
+) -> PytestRun:
     """A cached run's JUnit and log, copied into this run's folder."""
     out_dir.mkdir(parents=True, exist_ok=True)
     junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
@@ -229,7 +231,7 @@ def _reuse(hit: CachedRun, out_dir: Path, name: str, tests: Sequence[str]) -> Py
 
 
 def _console_summary(
-    name: str, run: PytestRun, report: JunitReport | None, log: Path
+    name: str, run: PytestRun, report: JunitReport | None, *, log: Path
 ) -> None:
     """One line per finished run, then pytest's short failure summary."""
     c = report.summary() if report else {}

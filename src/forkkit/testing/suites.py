@@ -45,8 +45,8 @@ def run_suites(
     cfg: ForkConfig,
     tree: Path,
     targets: Sequence[str],
-    extra: Sequence[str] = (),
     *,
+    extra: Sequence[str] = (),
     out: Path | None = None,
     pristine: bool = False,
 ) -> PytestRun:

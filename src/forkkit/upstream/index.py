@@ -48,7 +48,7 @@ def sdist_filename_matches(filename: str, name: str, version: str) -> bool:
 
 
 def pick_sdist(
-    index_json: dict[str, object], name: str, version: str, base_url: str = ""
+    index_json: dict[str, object], name: str, version: str, *, base_url: str = ""
 ) -> SdistRef:
     """Select the sdist of ``name==version`` from a PEP 691 project page.
 

@@ -40,7 +40,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         cfg,
         tree,
         args.tests or list(cfg.fix.related_suites),
-        list(args.pytest_args),
+        extra=list(args.pytest_args),
         out=args.out,
         pristine=args.pristine,
     )
