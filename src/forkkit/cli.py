@@ -83,7 +83,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "repro",
-        "forkkit.commands.repro.run",
+        "forkkit.commands.repro.cli",
         "CPU resend reproduction: cached tokens, base vs fix",
     ),
     Command(

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from forkkit.config import ForkConfig, load_config
+from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import ForkTree, materialize
-from forkkit.patches.series import load_series
 
 REPO = Path(__file__).resolve().parents[2]
 

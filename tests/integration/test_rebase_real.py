@@ -16,7 +16,7 @@ import pytest
 
 from forkkit.commands.rebase.run import Options, rebase, resolve_target
 from forkkit.config import load_config
-from forkkit.patches.series import load_series
+from forkkit.fork.seriesfiles import load_series
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
 

@@ -16,7 +16,7 @@ import pytest
 
 from forkkit.commands.reconcile.run import Options, reconcile
 from forkkit.config import load_config
-from forkkit.patches.series import load_series
+from forkkit.fork.seriesfiles import load_series
 
 ROOT = Path(__file__).resolve().parents[2]
 VLLM_0_32_0_SHA256 = "d2c957d5eee3d0985012151315ddc62cbe0cd368fc96a5fc3510438d9dddf2ad"

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.repro.run import ReproOptions, render_markdown, reproduce
+from forkkit.commands.repro.model import ReproOptions
+from forkkit.commands.repro.render import render_markdown
+from forkkit.commands.repro.run import reproduce
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree
 from forkkit.vcs import scratch_root

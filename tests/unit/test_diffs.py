@@ -19,17 +19,16 @@ from forkkit.commands.reconcile.diffs import (
     changed_test_modules,
     classify_side,
     compute_overlap,
-    hunk_symbols,
     in_folders,
     measure,
     merge_targets,
-    parse_diff,
-    python_symbols,
     target_folders,
     touched_tests,
 )
 from forkkit.commands.reconcile.render import render_markdown, to_json
 from forkkit.errors import ForkkitError
+from forkkit.patches.diff import parse_diff
+from forkkit.patches.symbols import hunk_symbols, python_symbols
 from forkkit.testing.junit import parse_junit_text
 from forkkit.vcs.git import Git
 

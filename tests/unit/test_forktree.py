@@ -14,13 +14,13 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
 from forkkit.fork.export import ExportResult, export_series
+from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import (
     BASE_TAG,
     FORK_BRANCH,
     ForkTree,
     materialize,
 )
-from forkkit.patches.series import load_series
 from forkkit.vcs.git import Git
 from tests.synthetic import (
     BUGGY,

@@ -12,18 +12,18 @@ from forkkit.cli import main
 from forkkit.commands.rebase.absorb import (
     RebaseResult,
     conflict_regions,
-    in_test_file,
     parse_onto,
     patch_targets,
     repin_toml,
     semantic_verdict,
-    split_hunks,
     split_runtime,
 )
 from forkkit.commands.rebase.run import Options, Target, rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.patches.series import load_series
+from forkkit.fork.seriesfiles import load_series
+from forkkit.patches.diff import split_hunks
+from forkkit.patches.testids import in_test_file
 from forkkit.testing import junit
 from forkkit.testing.junit import JunitReport, Outcome
 from tests.synthetic import (

@@ -20,10 +20,10 @@ from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
+from forkkit.patches.testids import node_id
 from forkkit.testing import env as testenv
 from forkkit.testing import junit
 from forkkit.testing.classify import classify
-from forkkit.testing.fixrun import node_id
 from forkkit.testing.suiterun import run_with_runtime_from
 from forkkit.vcs import Repo, scratch_root
 from tests.synthetic import (

@@ -2,27 +2,31 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import json
+import os
 import sys
 import textwrap
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from forkkit import cli
+from forkkit.commands.repro import cli as repro_cli
 from forkkit.commands.repro import run as repro
-from forkkit.commands.repro.run import (
+from forkkit.commands.repro.model import (
     Comparison,
     ReproOptions,
     ReproResult,
-    Runner,
     ScriptRun,
     compare,
     parse_script_output,
-    render_markdown,
-    reproduce,
 )
+from forkkit.commands.repro.render import render_markdown
+from forkkit.commands.repro.run import Runner, reproduce
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
@@ -392,3 +396,43 @@ def test_cli_exit_code_is_0_only_for_a_complete_measurement(
 def test_script_is_shipped_next_to_the_module() -> None:
     assert repro.SCRIPT.is_file()
     assert "resend" in repro.SCRIPT.read_text()
+
+
+def _script_module(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The standalone script, loaded without vllm (it sets VLLM_* env defaults)."""
+    monkeypatch.setattr(os, "environ", dict(os.environ))
+    spec = importlib.util.spec_from_file_location("resend_repro", repro.SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "resend_repro", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_script_takes_every_value_from_the_options(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ReproOptions holds the defaults; the script has none of its own."""
+    script = _script_module(monkeypatch)
+    with pytest.raises(SystemExit):
+        script.parse_args([])
+    assert "the following arguments are required: --block-size" in (
+        capsys.readouterr().err
+    )
+    opts = ReproOptions(prompt_lens=(300, 301), kinds=("extended",), accept=1)
+    got = vars(script.parse_args(opts.script_args()))
+    want = {k: v for k, v in asdict(opts).items() if k != "model"}
+    assert got == {
+        **want,
+        "prompt_lens": "300,301",
+        "kinds": "extended",
+        "json_out": None,
+    }
+
+
+def test_every_option_has_a_flag_with_its_default() -> None:
+    parser = argparse.ArgumentParser()
+    repro_cli.add_arguments(parser)
+    args = parser.parse_args([])
+    assert repro_cli.options(args) == ReproOptions()
+    assert set(repro_cli.OPTION_FLAGS) == {f.name for f in fields(ReproOptions)}

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import load_series
 from forkkit.patches.series import (
+    failed_hunk,
     hunk_at,
-    load_series,
     parse_patch_text,
     parse_series_file,
     series_entries,
@@ -53,6 +54,7 @@ PATCH = textwrap.dedent(
     @@ -10,2 +10,2 @@
     --- a/looks/like/a/header
     +++ b/looks/like/a/header
+     context
     @@ -20 +20 @@
     -r
     +R
@@ -102,12 +104,20 @@ def test_parse_rejects_non_patches() -> None:
         parse_patch_text("Subject: hi\n\njust text\n", Path("notes.txt"))
 
 
+def test_parse_rejects_hunks_shorter_than_their_header() -> None:
+    text = PATCH.replace("\n context\n", "\n", 1)  # @@ -10,2 +10,2 @@ lacks a line
+    with pytest.raises(ForkkitError, match=r"^x\.patch: not a unified diff \(Hunk"):
+        parse_patch_text(text, Path("x.patch"))
+
+
 def test_hunk_at() -> None:
     patch = parse_patch_text(PATCH, Path("x.patch"))
     assert hunk_at(patch, "pkg/x.py", 40) == patch.hunks[1]  # exact start
     assert hunk_at(patch, "pkg/x.py", 5) == patch.hunks[0]  # inside the range
     assert hunk_at(patch, "pkg/x.py", 100) == patch.hunks[0]  # fallback: first
     assert hunk_at(patch, "nope.py", 1) is None
+    assert failed_hunk(patch, "pkg/x.py", 40) == patch.hunks[1].describe()
+    assert failed_hunk(patch, "nope.py", 7) == "nope.py line 7"
 
 
 def test_series_file_parsing() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
+from forkkit.fork.seriesfiles import load_series, read_series_text
 from forkkit.fork.state import ForkTree
 from forkkit.fork.tree import (
     BASE_TAG,
@@ -26,13 +27,7 @@ from forkkit.fork.tree import (
     series_tree,
 )
 from forkkit.output.progress import say
-from forkkit.patches.series import (
-    Series,
-    load_series,
-    parse_series_file,
-    read_series_text,
-    rewrite_series_text,
-)
+from forkkit.patches.series import Series, parse_series_file, rewrite_series_text
 from forkkit.txn import FileTransaction
 from forkkit.vcs import Repo
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
-from forkkit.patches.series import load_series
+from forkkit.fork.seriesfiles import load_series
 from forkkit.vcs import Repo
 
 

@@ -17,9 +17,10 @@ from pathlib import Path
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
+from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
 from forkkit.output.progress import say, step
-from forkkit.patches.series import Patch, Series, hunk_at, load_series
+from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.upstream.git import fetch_git_rev
 from forkkit.upstream.sdist import (
     EXTRACT_MANIFEST,
@@ -115,8 +116,7 @@ def _new_base(repo: Repo, spec: UpstreamSpec, work: Workdir) -> str:
 def apply_failure(patch: Patch, result: ApplyResult, label: str) -> ForkkitError:
     """A one-line error naming the patch, the file and the hunk that failed."""
     if result.kind == "hunk":
-        hunk = hunk_at(patch, result.path, result.line)
-        where = hunk.describe() if hunk else f"{result.path} line {result.line}"
+        where = failed_hunk(patch, result.path, result.line)
         return ForkkitError(
             f"{patch.name}: {where} does not apply to {label}; "
             "refresh the patch (CONTRIBUTING.md, 'Refreshing a patch')"

@@ -1,31 +1,15 @@
+# SPDX-License-Identifier: Apache-2.0
 """The patch series: ``patches/series`` plus git-format patches (pure parsing)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from email.header import decode_header, make_header
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
-
-
-@dataclass(frozen=True)
-class Hunk:
-    """One hunk of one file in a patch."""
-
-    path: str
-    index: int  # 1-based within its file
-    count: int  # hunks in that file
-    old_start: int
-    old_len: int
-    header: str
-
-    def describe(self) -> str:
-        return f"hunk {self.index}/{self.count} of {self.path} ({self.header.strip()})"
+from forkkit.patches.diff import DiffHunk, parse_diff
 
 
 @dataclass(frozen=True)
@@ -35,7 +19,7 @@ class Patch:
     path: Path
     subject: str
     files: tuple[str, ...]
-    hunks: tuple[Hunk, ...]
+    hunks: tuple[DiffHunk, ...]
 
     @property
     def name(self) -> str:
@@ -65,50 +49,14 @@ def parse_patch_text(text: str, path: Path) -> Patch:
                 subject = str(make_header(decode_header(subject)))
             subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", subject)
             break
-    files: list[str] = []
-    raw_hunks: list[tuple[str, int, int, str]] = []
-    current = ""
-    old_left = new_left = 0  # lines still to come in the current hunk
-    for line in lines:
-        if old_left > 0 or new_left > 0:  # inside a hunk: body lines only
-            tag = line[:1]
-            if tag in (" ", ""):  # context ("" = a blank line, space stripped)
-                old_left, new_left = old_left - 1, new_left - 1
-                continue
-            if tag == "-":
-                old_left -= 1
-                continue
-            if tag == "+":
-                new_left -= 1
-                continue
-            if tag == "\\":  # "\ No newline at end of file"
-                continue
-            old_left = new_left = 0  # malformed hunk: resynchronize here
-        if line.startswith("diff --git "):
-            m = re.match(r"diff --git a/(.*) b/(.*)$", line)
-            current = m.group(2) if m else line.split()[-1]
-            files.append(current)
-        elif line.startswith("+++ b/") and current:
-            # the b/ path is authoritative for renames
-            current = line[len("+++ b/") :]
-        elif (m := _HUNK.match(line)) and current:
-            old_len = int(m.group(2) or 1)
-            raw_hunks.append((current, int(m.group(1)), old_len, line))
-            old_left, new_left = old_len, int(m.group(4) or 1)
-    if not files:
+    if not re.search(r"^diff --git ", text, re.M):
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
-    per_file: dict[str, int] = {}
-    for f, *_ in raw_hunks:
-        per_file[f] = per_file.get(f, 0) + 1
-    seen: dict[str, int] = {}
-    hunks = []
-    for f, start, length, header in raw_hunks:
-        seen[f] = seen.get(f, 0) + 1
-        hunks.append(Hunk(f, seen[f], per_file[f], start, length, header))
-    return Patch(path=path, subject=subject, files=tuple(files), hunks=tuple(hunks))
+    diff = parse_diff(text, str(path))
+    files = tuple(f.path for f in diff.files)
+    return Patch(path=path, subject=subject, files=files, hunks=diff.all_hunks)
 
 
-def hunk_at(patch: Patch, path: str, line: int) -> Hunk | None:
+def hunk_at(patch: Patch, path: str, line: int) -> DiffHunk | None:
     """The hunk of ``patch`` in ``path`` whose old range starts at ``line``.
 
     ``git apply`` reports a failing hunk by its old start line; fall back to
@@ -124,6 +72,12 @@ def hunk_at(patch: Patch, path: str, line: int) -> Hunk | None:
     return cands[0] if cands else None
 
 
+def failed_hunk(patch: Patch, path: str, line: int) -> str:
+    """Names the hunk ``git apply`` stopped at (``path``, old start ``line``)."""
+    hunk = hunk_at(patch, path, line)
+    return hunk.describe() if hunk else f"{path} line {line}"
+
+
 def series_entries(text: str) -> list[tuple[int, str]]:
     """``(line number, patch name)`` of a quilt-style ``series`` file."""
     entries = []
@@ -137,60 +91,6 @@ def series_entries(text: str) -> list[tuple[int, str]]:
 def parse_series_file(text: str) -> list[str]:
     """Patch names from a quilt-style ``series`` file (comments, blanks ignored)."""
     return [name for _, name in series_entries(text)]
-
-
-def read_series_text(series_file: Path) -> str:
-    """The text of ``series_file``; one-line errors for a bad path or encoding."""
-    if not series_file.exists():
-        raise ForkkitError(
-            f"{series_file}: missing; list the patches to apply, one per line"
-        )
-    if not series_file.is_file():
-        raise ForkkitError(
-            f"{series_file}: not a file; the series lists the patches to apply, "
-            "one per line"
-        )
-    data = _read_bytes(series_file)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ForkkitError(
-            f"{series_file}: not UTF-8 (byte {exc.start}); save it as UTF-8"
-        ) from None
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ForkkitError(
-            f"{path}: cannot read ({exc.strerror}); fix its permissions"
-        ) from None
-
-
-def load_series(series_file: Path, patches_dir: Path) -> Series:
-    """Read and parse every patch named by ``series_file``, in order."""
-    entries = series_entries(read_series_text(series_file))
-    h = hashlib.sha256()
-    patches = []
-    seen: set[str] = set()
-    for lineno, name in entries:
-        if name in seen:
-            raise ForkkitError(
-                f"{series_file.name}:{lineno}: patch '{name}' is listed twice; "
-                "remove the duplicate line"
-            )
-        seen.add(name)
-        p = (patches_dir / name).absolute()
-        if not p.is_file():
-            raise ForkkitError(
-                f"{series_file.name}:{lineno}: patch '{name}' not found in "
-                f"{patches_dir}; add the file or remove the line"
-            )
-        data = _read_bytes(p)
-        h.update(name.encode() + b"\0" + data + b"\0")
-        patches.append(parse_patch_text(data.decode("utf-8", "replace"), p))
-    return Series(patches=tuple(patches), digest=h.hexdigest())
 
 
 def rewrite_series_text(old_text: str, names: list[str]) -> str:

@@ -73,22 +73,18 @@ STUB_MODEL_CONFIG: dict[str, Any] = {
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The flags; no defaults: ``forkkit repro`` passes every value."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--block-size", type=int, default=64, help="attention = Mamba")
-    p.add_argument("--hash-block-size", type=int, default=16, help="prefix_match_unit")
-    p.add_argument("--num-spec", type=int, default=3, help="MTP draft tokens")
-    p.add_argument(
-        "--prompt-lens", default="16000,16001", help="comma-separated seed lengths"
-    )
-    p.add_argument(
-        "--extend", type=int, default=48, help="tokens the extended resend appends"
-    )
-    p.add_argument(
-        "--accept", type=int, default=2, help="drafts the fake model accepts per step"
-    )
-    p.add_argument("--max-num-batched-tokens", type=int, default=8192)
-    p.add_argument("--kinds", default=",".join(RESEND_KINDS))
-    p.add_argument("--json-out", type=Path)
+    flag = p.add_argument
+    flag("--block-size", type=int, required=True, help="attention = Mamba")
+    flag("--hash-block-size", type=int, required=True, help="prefix_match_unit")
+    flag("--num-spec", type=int, required=True, help="MTP draft tokens")
+    flag("--prompt-lens", required=True, help="comma-separated seed lengths")
+    flag("--extend", type=int, required=True, help="tokens the extended resend adds")
+    flag("--accept", type=int, required=True, help="drafts accepted per step")
+    flag("--max-num-batched-tokens", type=int, required=True)
+    flag("--kinds", required=True, help=f"subset of {','.join(RESEND_KINDS)}")
+    flag("--json-out", type=Path)
     return p.parse_args(argv)
 
 
@@ -109,6 +105,28 @@ def resend_prompt(
     if kind == "last_token_changed":
         return [*seed[:-1], seed[-1] + 1]
     raise ValueError(f"unknown resend kind {kind!r}")
+
+
+@dataclasses.dataclass
+class _Seen:
+    """What one request saw while it ran; filled in step by step."""
+
+    truth: list[int]  # the tokens the fake greedy model emits, in order
+    first_computed: int | None = None
+    engine_cached: int | None = None
+    chunks: list[int] = dataclasses.field(default_factory=list)
+    output: list[int] = dataclasses.field(default_factory=list)
+    steps: int = 0
+    accepted_total: int = 0
+
+    def verify(self, drafts: list[int]) -> list[int]:
+        """Greedy target: accept the drafts that match the ground truth,
+        then emit the next true token (bonus / correction)."""
+        done = len(self.output)
+        wrong = (i for i, d in enumerate(drafts) if d != self.truth[done + i])
+        ok = next(wrong, len(drafts))
+        self.accepted_total += ok
+        return self.truth[done : done + ok + 1]
 
 
 class Harness:
@@ -136,88 +154,92 @@ class Harness:
             hash_block_size=hash_bs,
             log_stats=True,
         )
-        self.accept = args.accept
-        self.num_spec = args.num_spec
+        self.accept, self.num_spec = args.accept, args.num_spec
 
     def run(self, req_id: str, tokens: list[int]) -> dict[str, Any]:
         """Add one request and step until it finishes; return what it saw."""
         from tests.v1.core.test_prefix_caching import make_request
         from vllm.utils.hashing import sha256
+
+        request = make_request(req_id, tokens, self.hash_bs, sha256)
+        self.scheduler.add_request(request)
+        seen = _Seen(truth=[GENERATED_BASE + i for i in range(request.max_tokens + 8)])
+        while not request.is_finished():
+            seen.steps += 1
+            if seen.steps > 10_000:
+                raise SystemExit(f"{req_id}: no progress after 10000 steps")
+            self._step(req_id, request, seen)
+        return {
+            "prompt_tokens": len(tokens),
+            "computed_at_first_schedule": seen.first_computed,
+            "engine_cached_tokens": seen.engine_cached,
+            "chunk_ends": [c for c in seen.chunks if c <= len(tokens)],
+            "output_tokens": seen.output,
+            "steps": seen.steps,
+            "accepted_drafts": seen.accepted_total,
+        }
+
+    def _step(self, req_id: str, request: Any, seen: _Seen) -> None:
+        """One engine-core step: schedule, fake the model, feed drafts back."""
         from vllm.v1.outputs import DraftTokenIds, ModelRunnerOutput
 
         sched = self.scheduler
-        request = make_request(req_id, tokens, self.hash_bs, sha256)
-        sched.add_request(request)
-        truth = [GENERATED_BASE + i for i in range(request.max_tokens + 8)]
-        first_computed: int | None = None
-        engine_cached: int | None = None
-        chunks: list[int] = []
-        output: list[int] = []
-        steps = 0
-        accepted_total = 0
-        while not request.is_finished():
-            steps += 1
-            if steps > 10_000:
-                raise SystemExit(f"{req_id}: no progress after 10000 steps")
-            out = sched.schedule()
-            for new in out.scheduled_new_reqs:
-                if new.req_id == req_id and first_computed is None:
-                    first_computed = new.num_computed_tokens
-            n = out.num_scheduled_tokens.get(req_id, 0)
-            if n == 0:
-                raise SystemExit(
-                    f"{req_id}: scheduler scheduled nothing (step {steps})"
-                )
-            drafts = list(out.scheduled_spec_decode_tokens.get(req_id, []))
-            chunks.append(request.num_computed_tokens)
-            if request.is_prefill_chunk:
-                # The runner discards what it samples for a partial prefill.
-                sampled: list[int] = []
-            else:
-                # Greedy target: accept the drafts that match the ground truth,
-                # then emit the next true token (bonus / correction).
-                done = len(output)
-                ok = 0
-                for i, d in enumerate(drafts):
-                    if d != truth[done + i]:
-                        break
-                    ok += 1
-                accepted_total += ok
-                sampled = truth[done : done + ok + 1]
-            mro = ModelRunnerOutput(
-                req_ids=[req_id],
-                req_id_to_index={req_id: 0},
-                sampled_token_ids=[sampled],
-                logprobs=None,
-                prompt_logprobs_dict={},
-                pooler_output=[],
-            )
-            for eco in sched.update_from_output(out, mro).values():
-                for o in eco.outputs:
-                    if o.request_id == req_id:
-                        output.extend(o.new_token_ids)
-                        if o.prefill_stats is not None and engine_cached is None:
-                            engine_cached = o.prefill_stats.num_cached_tokens
-            if not request.is_finished() and output:
-                done = len(output)
-                k = self.num_spec
-                draft = truth[done : done + min(self.accept, k)]
-                draft += [WRONG_DRAFT] * (k - len(draft))
-                sched.update_draft_token_ids(DraftTokenIds([req_id], [draft]))
-        return {
-            "prompt_tokens": len(tokens),
-            "computed_at_first_schedule": first_computed,
-            "engine_cached_tokens": engine_cached,
-            "chunk_ends": [c for c in chunks if c <= len(tokens)],
-            "output_tokens": output,
-            "steps": steps,
-            "accepted_drafts": accepted_total,
-        }
+        out = sched.schedule()
+        for new in out.scheduled_new_reqs:
+            if new.req_id == req_id and seen.first_computed is None:
+                seen.first_computed = new.num_computed_tokens
+        if out.num_scheduled_tokens.get(req_id, 0) == 0:
+            step = seen.steps
+            raise SystemExit(f"{req_id}: scheduler scheduled nothing (step {step})")
+        drafts = list(out.scheduled_spec_decode_tokens.get(req_id, []))
+        seen.chunks.append(request.num_computed_tokens)
+        # The runner discards what it samples for a partial prefill.
+        sampled = [] if request.is_prefill_chunk else seen.verify(drafts)
+        mro = ModelRunnerOutput(
+            req_ids=[req_id],
+            req_id_to_index={req_id: 0},
+            sampled_token_ids=[sampled],
+            logprobs=None,
+            prompt_logprobs_dict={},
+            pooler_output=[],
+        )
+        for eco in sched.update_from_output(out, mro).values():
+            for o in eco.outputs:
+                if o.request_id == req_id:
+                    seen.output.extend(o.new_token_ids)
+                    if o.prefill_stats is not None and seen.engine_cached is None:
+                        seen.engine_cached = o.prefill_stats.num_cached_tokens
+        if not request.is_finished() and seen.output:
+            done = len(seen.output)
+            k = self.num_spec
+            draft = seen.truth[done : done + min(self.accept, k)]
+            draft += [WRONG_DRAFT] * (k - len(draft))
+            sched.update_draft_token_ids(DraftTokenIds([req_id], [draft]))
 
 
 def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
     """The VllmConfig and hybrid KVCacheConfig the engine would build."""
-    from tests.v1.core.test_prefix_caching import _make_hybrid_kv_cache_config
+    from vllm.utils.hashing import sha256
+    from vllm.v1.core.kv_cache_utils import init_none_hash
+
+    init_none_hash(sha256)
+    max_len = max(_lens(args)) + args.extend + 256
+    max_len = (max_len + args.block_size - 1) // args.block_size * args.block_size
+    vllm_config = _vllm_config(args, model_dir, max_len)
+    # Platform hooks may round sizes; the scheduler reads cache_config.block_size.
+    vllm_config.cache_config.block_size = args.block_size
+    vllm_config.cache_config.mamba_block_size = args.block_size
+    num_blocks = 6 * (max_len // args.block_size) + 64
+    vllm_config.cache_config.num_gpu_blocks = num_blocks
+    return vllm_config, _kv_cache_config(args, num_blocks)
+
+
+def _lens(args: argparse.Namespace) -> list[int]:
+    return [int(x) for x in args.prompt_lens.split(",")]
+
+
+def _vllm_config(args: argparse.Namespace, model_dir: Path, max_len: int) -> Any:
+    """MTP on the stub checkpoint, Mamba "align", chunked prefill."""
     from vllm.config import (
         CacheConfig,
         ModelConfig,
@@ -226,14 +248,7 @@ def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
         SpeculativeConfig,
         VllmConfig,
     )
-    from vllm.utils.hashing import sha256
-    from vllm.v1.core.kv_cache_utils import init_none_hash
-    from vllm.v1.kv_cache_interface import MambaSpec
 
-    init_none_hash(sha256)
-    lens = [int(x) for x in args.prompt_lens.split(",")]
-    max_len = max(lens) + args.extend + 256
-    max_len = (max_len + args.block_size - 1) // args.block_size * args.block_size
     model_config = ModelConfig(
         model=str(model_dir),
         dtype="bfloat16",
@@ -255,7 +270,7 @@ def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
         mamba_cache_mode="align",
         prefix_match_unit=args.hash_block_size,
     )
-    vllm_config = VllmConfig(
+    return VllmConfig(
         model_config=model_config,
         cache_config=cache,
         parallel_config=parallel,
@@ -269,11 +284,13 @@ def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
             watermark=0.0,
         ),
     )
-    # Platform hooks may round sizes; the scheduler reads cache_config.block_size.
-    vllm_config.cache_config.block_size = args.block_size
-    vllm_config.cache_config.mamba_block_size = args.block_size
-    num_blocks = 6 * (max_len // args.block_size) + 64
-    vllm_config.cache_config.num_gpu_blocks = num_blocks
+
+
+def _kv_cache_config(args: argparse.Namespace, num_blocks: int) -> Any:
+    """vLLM's hybrid test config: full attention + Mamba "align" with MTP."""
+    from tests.v1.core.test_prefix_caching import _make_hybrid_kv_cache_config
+    from vllm.v1.kv_cache_interface import MambaSpec
+
     kv_cfg = _make_hybrid_kv_cache_config(
         args.block_size, num_blocks, ["full", "mamba_align"]
     )
@@ -288,8 +305,7 @@ def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
                 ),
             )
         groups.append(g)
-    kv_cfg = dataclasses.replace(kv_cfg, kv_cache_groups=groups)
-    return vllm_config, kv_cfg
+    return dataclasses.replace(kv_cfg, kv_cache_groups=groups)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,49 +318,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--block-size must be a multiple of --hash-block-size")
     start = time.monotonic()
     import vllm
-    from vllm.config import set_current_vllm_config
 
     with tempfile.TemporaryDirectory(prefix="resend-repro-model-") as tmp:
         model_dir = Path(tmp)
         (model_dir / "config.json").write_text(json.dumps(STUB_MODEL_CONFIG))
         vllm_config, kv_cfg = build_configs(args, model_dir)
-    rows: list[dict[str, Any]] = []
-    sched_bs = hash_bs = 0
-    with set_current_vllm_config(vllm_config):
-        for n in [int(x) for x in args.prompt_lens.split(",")]:
-            seed = prompt_tokens(n)
-            for kind in kinds:
-                h = Harness(args, vllm_config, kv_cfg)
-                sched_bs, hash_bs = h.sched_bs, h.hash_bs
-                first = h.run(f"seed-{n}-{kind}", seed)
-                tokens = resend_prompt(kind, seed, first["output_tokens"], args.extend)
-                again = h.run(f"resend-{n}-{kind}", tokens)
-                cached = again["engine_cached_tokens"]
-                rows.append(
-                    {
-                        "prompt_len": n,
-                        "kind": kind,
-                        "resend_tokens": len(tokens),
-                        "cached_tokens": cached,
-                        "computed_at_first_schedule": again[
-                            "computed_at_first_schedule"
-                        ],
-                        "recomputed_prompt_tokens": (
-                            len(tokens) - cached if cached is not None else None
-                        ),
-                        "seed_cached_tokens": first["engine_cached_tokens"],
-                        "seed_chunk_ends": first["chunk_ends"],
-                        "resend_chunk_ends": again["chunk_ends"],
-                        "seed_output_tokens": len(first["output_tokens"]),
-                        "seed_steps": first["steps"],
-                        "seed_accepted_drafts": first["accepted_drafts"],
-                    }
-                )
-                print(
-                    f"[resend_repro] {n} {kind}: cached {cached}/{len(tokens)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    rows, sched_bs, hash_bs = measure(args, kinds, (vllm_config, kv_cfg))
     doc = {
         "schema": 1,
         "vllm_version": getattr(vllm, "__version__", "unknown"),
@@ -359,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
             "accepted_drafts_per_step": args.accept,
             "extend": args.extend,
             "max_num_batched_tokens": args.max_num_batched_tokens,
-            "prompt_lens": [int(x) for x in args.prompt_lens.split(",")],
+            "prompt_lens": _lens(args),
         },
         "rows": rows,
         "seconds": round(time.monotonic() - start, 2),
@@ -369,6 +348,52 @@ def main(argv: list[str] | None = None) -> int:
         args.json_out.write_text(text + "\n")
     print(text)
     return 0
+
+
+def measure(
+    args: argparse.Namespace, kinds: list[str], configs: tuple[Any, Any]
+) -> tuple[list[dict[str, Any]], int, int]:
+    """Each prompt length x kind on a fresh scheduler: the rows, and the
+    scheduler and hash block sizes the last one resolved (0, 0 if none ran)."""
+    from vllm.config import set_current_vllm_config
+
+    rows: list[dict[str, Any]] = []
+    sched_bs = hash_bs = 0
+    with set_current_vllm_config(configs[0]):
+        for n in _lens(args):
+            seed = prompt_tokens(n)
+            for kind in kinds:
+                h = Harness(args, *configs)
+                sched_bs, hash_bs = h.sched_bs, h.hash_bs
+                first = h.run(f"seed-{n}-{kind}", seed)
+                tokens = resend_prompt(kind, seed, first["output_tokens"], args.extend)
+                again = h.run(f"resend-{n}-{kind}", tokens)
+                rows.append(row(kind, first, again))
+                cached = f"{again['engine_cached_tokens']}/{len(tokens)}"
+                print(f"[resend_repro] {n} {kind}: cached {cached}", file=sys.stderr)
+                sys.stderr.flush()
+    return rows, sched_bs, hash_bs
+
+
+def row(kind: str, first: dict[str, Any], again: dict[str, Any]) -> dict[str, Any]:
+    """One resend's row of the JSON document: ``first`` ran the seed prompt,
+    ``again`` the resend (what :meth:`Harness.run` returns)."""
+    cached, resend_tokens = again["engine_cached_tokens"], again["prompt_tokens"]
+    recomputed = resend_tokens - cached if cached is not None else None
+    return {
+        "prompt_len": first["prompt_tokens"],
+        "kind": kind,
+        "resend_tokens": resend_tokens,
+        "cached_tokens": cached,
+        "computed_at_first_schedule": again["computed_at_first_schedule"],
+        "recomputed_prompt_tokens": recomputed,
+        "seed_cached_tokens": first["engine_cached_tokens"],
+        "seed_chunk_ends": first["chunk_ends"],
+        "resend_chunk_ends": again["chunk_ends"],
+        "seed_output_tokens": len(first["output_tokens"]),
+        "seed_steps": first["steps"],
+        "seed_accepted_drafts": first["accepted_drafts"],
+    }
 
 
 if __name__ == "__main__":

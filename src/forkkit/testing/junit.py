@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from forkkit.errors import ForkkitError
+from forkkit.patches.testids import junit_id
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 _EXC = re.compile(
@@ -94,7 +96,7 @@ def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
         for case in suite.iter("testcase"):
             classname = case.get("classname", "")
             name = case.get("name", "")
-            test_id = f"{classname}::{name}" if classname else name
+            test_id = junit_id(classname, name)
             secs = float(case.get("time", "0") or 0)
             outcome: Outcome = "passed"
             kind = message = ""
@@ -124,3 +126,52 @@ def parse_junit(path: Path) -> JunitReport:
     if not path.is_file():
         raise ForkkitError(f"{path}: no JUnit XML; pytest did not run to completion")
     return parse_junit_text(path.read_text(), str(path))
+
+
+@dataclass(frozen=True)
+class LoadError:
+    """A module pytest could not collect: its dotted name and what pytest said."""
+
+    module: str
+    text: str  # the error's message and traceback
+
+
+def load_errors(path: Path) -> tuple[LoadError, ...]:
+    """The collection errors of a JUnit file (none when it is missing or bad)."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return ()
+    out: list[LoadError] = []
+    for case in root.iter("testcase"):
+        if case.get("classname"):
+            continue
+        for child in case:
+            if child.tag == "error":
+                text = (child.get("message") or "") + "\n" + (child.text or "")
+                out.append(LoadError(case.get("name", ""), text))
+    return tuple(out)
+
+
+def subset_xml(xml: str, keep: Iterable[str]) -> str:
+    """The JUnit XML with only the testcases whose id is in ``keep``."""
+    wanted = set(keep)
+    root = ET.fromstring(xml)
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    for suite in suites:
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        seconds = 0.0
+        for case in list(suite.findall("testcase")):
+            if junit_id(case.get("classname", ""), case.get("name", "")) not in wanted:
+                suite.remove(case)
+                continue
+            counts["tests"] += 1
+            seconds += float(case.get("time", "0") or 0)
+            tags = {child.tag for child in case}
+            counts["failures"] += "failure" in tags
+            counts["errors"] += "error" in tags
+            counts["skipped"] += "skipped" in tags
+        for attr, n in counts.items():
+            suite.set(attr, str(n))
+        suite.set("time", f"{seconds:.3f}")
+    return ET.tostring(root, encoding="unicode")

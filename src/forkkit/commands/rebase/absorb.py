@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from forkkit.errors import ForkkitError
 from forkkit.output.report import md_table
+from forkkit.patches.paths import is_test_path
+from forkkit.patches.testids import in_test_file, target_file
 from forkkit.testing.junit import JunitReport
 
 Status = Literal[
@@ -28,9 +30,6 @@ Status = Literal[
 ABSORBED: tuple[Status, ...] = ("absorbed-textual", "absorbed-semantic")
 APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere")
 Outcome = Literal["rebased", "retire", "conflict", "proof-failed"]
-
-_HUNK_HEAD = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
 
 # --- inputs -----------------------------------------------------------------
 
@@ -78,17 +77,6 @@ def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ())
     return "".join(lines)
 
 
-def is_test_path(path: str) -> bool:
-    """Whether ``path`` is test code (under a tests/ folder or a test module)."""
-    p = PurePosixPath(path)
-    return (
-        "tests" in p.parts[:-1]
-        or p.name.startswith("test_")
-        or p.name.endswith("_test.py")
-        or p.name == "conftest.py"
-    )
-
-
 def split_runtime(
     files: Sequence[str], runtime_files: Sequence[str]
 ) -> tuple[list[str], list[str]]:
@@ -104,7 +92,7 @@ def patch_targets(focused_tests: Sequence[str], files: Sequence[str]) -> list[st
     The focused tests of fork.toml whose file the patch touches; failing that,
     the test modules the patch touches.
     """
-    mine = [t for t in focused_tests if t.split("::", 1)[0] in files]
+    mine = [t for t in focused_tests if target_file(t) in files]
     if mine:
         return mine
     return [
@@ -117,70 +105,6 @@ def patch_targets(focused_tests: Sequence[str], files: Sequence[str]) -> list[st
 
 
 # --- patch surgery ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HunkPatch:
-    """One hunk of a patch as a standalone patch (for per-hunk apply checks)."""
-
-    path: str
-    index: int  # 1-based within its file
-    count: int
-    header: str
-    text: str
-
-    def describe(self) -> str:
-        return f"hunk {self.index}/{self.count} of {self.path} ({self.header})"
-
-
-def split_hunks(text: str) -> list[HunkPatch]:
-    """Split a git-format patch into one ``git apply``-able patch per hunk."""
-    lines = text.splitlines(keepends=True)
-    out: list[tuple[str, str, str]] = []  # (path, header, text)
-    i = 0
-    while i < len(lines):
-        if not lines[i].startswith("diff --git "):
-            i += 1
-            continue
-        start = i
-        i += 1
-        while i < len(lines) and not lines[i].startswith(("@@ ", "diff --git ")):
-            i += 1
-        file_head = "".join(lines[start:i])
-        m = re.search(r"^\+\+\+ b/(.*)$", file_head, re.M) or re.search(
-            r"^diff --git a/.* b/(.*)$", file_head, re.M
-        )
-        path = m.group(1).strip() if m else "?"
-        while i < len(lines) and lines[i].startswith("@@ "):
-            hm = _HUNK_HEAD.match(lines[i])
-            old = int(hm.group(1) or 1) if hm else 0
-            new = int(hm.group(2) or 1) if hm else 0
-            body = [lines[i]]
-            i += 1
-            while i < len(lines) and (old > 0 or new > 0 or lines[i].startswith("\\")):
-                line = lines[i]
-                if line.startswith("\\"):
-                    pass
-                elif line.startswith("-"):
-                    old -= 1
-                elif line.startswith("+"):
-                    new -= 1
-                else:
-                    old -= 1
-                    new -= 1
-                body.append(line)
-                i += 1
-            header = body[0].rstrip("\n")
-            out.append((path, header, file_head + "".join(body)))
-    counts: dict[str, int] = {}
-    for path, _, _ in out:
-        counts[path] = counts.get(path, 0) + 1
-    seen: dict[str, int] = {}
-    result = []
-    for path, header, hunk_text in out:
-        seen[path] = seen.get(path, 0) + 1
-        result.append(HunkPatch(path, seen[path], counts[path], header, hunk_text))
-    return result
 
 
 def conflict_regions(text: str) -> list[tuple[int, int]]:
@@ -197,13 +121,6 @@ def conflict_regions(text: str) -> list[tuple[int, int]]:
 
 
 # --- verdicts ---------------------------------------------------------------
-
-
-def in_test_file(test_id: str, path: str) -> bool:
-    """Whether a JUnit test id (``pkg.mod::name``, ``pkg.mod.Class::name``)
-    belongs to the test file ``path``."""
-    module = path.removesuffix(".py").replace("/", ".")
-    return test_id.startswith((f"{module}::", f"{module}."))
 
 
 @dataclass(frozen=True)

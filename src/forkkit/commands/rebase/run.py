@@ -38,7 +38,6 @@ from forkkit.commands.rebase.absorb import (
     render_markdown,
     repin_toml,
     semantic_verdict,
-    split_hunks,
     split_runtime,
     verdict_line,
 )
@@ -51,10 +50,13 @@ from forkkit.commands.rebase.apply import (
 )
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base
 from forkkit.output.progress import say, step
 from forkkit.output.report import append_step_summary, write_reports
-from forkkit.patches.series import Patch, Series, load_series
+from forkkit.patches.diff import split_hunks
+from forkkit.patches.series import Patch, Series
+from forkkit.patches.testids import target_file
 from forkkit.testing.junit import JunitReport, parse_junit
 from forkkit.upstream.index import SdistRef, resolve_sdist, sdist_filename_matches
 from forkkit.upstream.sdist import sha256_file
@@ -288,7 +290,7 @@ class _Run:
             unmerged = set(self.repo.unmerged())
             conflicted = [p for p in tests if p in unmerged]
             files.update(merge.entries(self.repo, conflicted, rev=new_prev))
-        run_targets = [t for t in targets if t.split("::", 1)[0] not in conflicted]
+        run_targets = [t for t in targets if target_file(t) not in conflicted]
         if not run_targets:
             return SemanticCheck(
                 tuple(targets), (), note="not checked: the test changes conflict too"

@@ -9,26 +9,24 @@ identical earlier run is reused (:class:`RunCache`).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from forkkit.commands.reconcile.diffs import (
     Cell,
-    Diff,
     Overlap,
     Runtime,
     Side,
     collection_kind,
-    junit_module,
-    target_file,
 )
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
+from forkkit.patches.diff import Diff
+from forkkit.patches.testids import junit_module, target_file
 from forkkit.testing.cache import ResultCache, ResultKey
 from forkkit.testing.env import TestEnv
-from forkkit.testing.junit import JunitReport, parse_junit
+from forkkit.testing.junit import JunitReport, load_errors, parse_junit
 from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.vcs import ApplyResult, Repo, combine
 
@@ -101,22 +99,13 @@ def _reason(line: str) -> str:
 def broken_modules(junit: Path) -> tuple[dict[str, str], tuple[str, ...]]:
     """Modules pytest could not collect (-> ``import``/``collection``), and the
     distinct one-line reasons (the ``E ...`` line of each traceback)."""
-    try:
-        root = ET.parse(junit).getroot()
-    except (OSError, ET.ParseError):
-        return {}, ()
     kinds: dict[str, str] = {}
     reasons: list[str] = []
-    for case in root.iter("testcase"):
-        if case.get("classname"):
-            continue
-        for child in case:
-            if child.tag == "error":
-                text = (child.get("message") or "") + "\n" + (child.text or "")
-                kinds[case.get("name", "")] = collection_kind(text)
-                last = [ln for ln in text.splitlines() if ln.startswith("E ")]
-                if last:
-                    reasons.append(_reason(last[-1][1:].strip()))
+    for err in load_errors(junit):
+        kinds[err.module] = collection_kind(err.text)
+        last = [ln for ln in err.text.splitlines() if ln.startswith("E ")]
+        if last:
+            reasons.append(_reason(last[-1][1:].strip()))
     return kinds, tuple(dict.fromkeys(reasons))
 
 

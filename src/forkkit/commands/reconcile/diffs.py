@@ -7,287 +7,28 @@ Markdown and JSON by :mod:`forkkit.commands.reconcile.render`).
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from unidiff.errors import UnidiffParseError
-from unidiff.patch import Hunk as UnidiffHunk
-from unidiff.patch import PatchSet
-
-from forkkit.errors import ForkkitError
+from forkkit.patches.diff import Diff, DiffHunk
+from forkkit.patches.paths import is_test_module
+from forkkit.patches.symbols import Symbol, enclosing, hunk_symbols, python_symbols
+from forkkit.patches.testids import (
+    belongs_to,
+    junit_module,
+    qualname_node,
+    target_file,
+)
 from forkkit.testing.classify import CATEGORIES, Classification, classify
 from forkkit.testing.junit import JunitReport, TestOutcome
 
-TESTS_DIR = "tests/"
 # Changes this many lines apart or closer are reported as overlapping hunks:
 # git's default context, i.e. where a 3-way merge starts to see a conflict.
 NEAR = 3
-MODULE_LEVEL = "<module>"
-_DEF = re.compile(r"^(\s*)(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
-
-FileStatus = Literal["added", "removed", "modified", "renamed"]
 Side = Literal["ours", "theirs"]
-
-
-# --------------------------------------------------------------------------
-# Diffs
-# --------------------------------------------------------------------------
-
-
-def is_test_path(path: str) -> bool:
-    """Whether ``path`` belongs to the tests (everything under ``tests/``)."""
-    return path.startswith(TESTS_DIR)
-
-
-def is_test_module(path: str) -> bool:
-    """Whether ``path`` is a pytest module (``tests/**/test_*.py``)."""
-    name = posixpath.basename(path)
-    return (
-        is_test_path(path)
-        and name.endswith(".py")
-        and (name.startswith("test_") or name.endswith("_test.py"))
-    )
-
-
-@dataclass(frozen=True)
-class DiffHunk:
-    """One hunk of one file, in the coordinates of the old (base) file."""
-
-    path: str
-    index: int  # 1-based within its file
-    count: int  # hunks in that file
-    old_start: int
-    old_len: int
-    new_start: int
-    new_len: int
-    section: str  # git's function context after the second ``@@``
-    added: int
-    removed: int
-    span: tuple[int, int]  # old lines the change touches (insertion: both sides)
-    new_defs: tuple[tuple[int, str], ...] = ()  # (indent, name) of added defs
-    added_lines: tuple[int, ...] = ()  # new-file line numbers of added lines
-    indented: bool = False  # the first added code line is indented
-
-    @property
-    def header(self) -> str:
-        head = (
-            f"@@ -{self.old_start},{self.old_len} +{self.new_start},{self.new_len} @@"
-        )
-        return f"{head} {self.section}".rstrip()
-
-    def describe(self) -> str:
-        return f"hunk {self.index}/{self.count} of {self.path} ({self.header})"
-
-
-@dataclass(frozen=True)
-class FileDiff:
-    """All hunks of one file."""
-
-    path: str  # new path (old path for a removal)
-    old_path: str
-    status: FileStatus
-    hunks: tuple[DiffHunk, ...]
-
-    @property
-    def is_test(self) -> bool:
-        return is_test_path(self.path)
-
-
-@dataclass(frozen=True)
-class Diff:
-    """A parsed unified diff (git format-patch, mbox or plain ``diff -u``)."""
-
-    files: tuple[FileDiff, ...]
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return tuple(sorted({f.path for f in self.files}))
-
-    @property
-    def runtime_paths(self) -> tuple[str, ...]:
-        return tuple(p for p in self.paths if not is_test_path(p))
-
-    @property
-    def test_paths(self) -> tuple[str, ...]:
-        return tuple(p for p in self.paths if is_test_path(p))
-
-    def file(self, path: str) -> FileDiff | None:
-        return next((f for f in self.files if f.path == path), None)
-
-    def hunks(self, path: str) -> tuple[DiffHunk, ...]:
-        return tuple(h for f in self.files if f.path == path for h in f.hunks)
-
-    def stats(self) -> dict[str, int]:
-        hunks = [h for f in self.files for h in f.hunks]
-        return {
-            "files": len(self.paths),
-            "runtime_files": len(self.runtime_paths),
-            "test_files": len(self.test_paths),
-            "hunks": len(hunks),
-            "added": sum(h.added for h in hunks),
-            "removed": sum(h.removed for h in hunks),
-        }
-
-
-def _strip_prefix(name: str) -> str:
-    return name[2:] if name[:2] in ("a/", "b/") else name
-
-
-def _hunk(path: str, index: int, count: int, h: UnidiffHunk) -> DiffHunk:
-    changed: list[int] = []
-    insert_after: list[int] = []
-    old_no, new_no = h.source_start, h.target_start
-    new_defs: list[tuple[int, str]] = []
-    added_lines: list[int] = []
-    indented: bool | None = None
-    for line in h:
-        if line.is_removed:
-            changed.append(old_no)
-            old_no += 1
-        elif line.is_context:
-            old_no += 1
-            new_no += 1
-        elif line.is_added:
-            insert_after.append(old_no - 1)
-            added_lines.append(new_no)
-            new_no += 1
-            if indented is None and line.value.strip():
-                indented = line.value[:1].isspace()
-            m = _DEF.match(line.value)
-            if m:
-                new_defs.append((len(m.group(1)), m.group(2)))
-    if changed:
-        span = (min(changed), max(changed))
-    elif insert_after:
-        # A pure insertion between old lines k and k+1 touches both.
-        span = (min(insert_after), max(insert_after) + 1)
-    else:
-        span = (h.source_start, h.source_start)
-    return DiffHunk(
-        path=path,
-        index=index,
-        count=count,
-        old_start=h.source_start,
-        old_len=h.source_length,
-        new_start=h.target_start,
-        new_len=h.target_length,
-        section=h.section_header.strip(),
-        added=h.added,
-        removed=h.removed,
-        span=span,
-        new_defs=tuple(new_defs),
-        added_lines=tuple(added_lines),
-        indented=bool(indented),
-    )
-
-
-def parse_diff(text: str, source: str = "diff") -> Diff:
-    """Parse a unified diff (also several ``git format-patch`` mails in a row)."""
-    try:
-        patch_set = PatchSet(text)
-    except UnidiffParseError as exc:
-        raise ForkkitError(
-            f"{source}: not a unified diff ({exc}); pass git format-patch output "
-            "or a plain 'diff -u'/'git diff'"
-        ) from None
-    files: list[FileDiff] = []
-    for pf in patch_set:
-        old = _strip_prefix(pf.source_file)
-        new = _strip_prefix(pf.target_file)
-        status: FileStatus
-        if pf.is_added_file:
-            status, path, old = "added", new, new
-        elif pf.is_removed_file:
-            status, path, new = "removed", old, old
-        elif pf.is_rename or old != new:
-            status, path = "renamed", new
-        else:
-            status, path = "modified", new
-        hunks = tuple(_hunk(path, i, len(pf), h) for i, h in enumerate(pf, 1))
-        files.append(FileDiff(path=path, old_path=old, status=status, hunks=hunks))
-    if not files:
-        raise ForkkitError(
-            f"{source}: contains no file changes; pass a patch with 'diff' hunks"
-        )
-    return Diff(files=tuple(files))
-
-
-# --------------------------------------------------------------------------
-# Python symbols
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Symbol:
-    """A function or class of a Python file, with its full line range."""
-
-    qualname: str
-    kind: Literal["function", "class"]
-    start: int  # first decorator line
-    end: int
-
-
-def python_symbols(source: str) -> tuple[Symbol, ...]:
-    """Every def/class of ``source`` (empty when it is not valid Python)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return ()
-    out: list[Symbol] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                qual = f"{prefix}{child.name}"
-                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                kind: Literal["function", "class"] = (
-                    "class" if isinstance(child, ast.ClassDef) else "function"
-                )
-                out.append(Symbol(qual, kind, start, child.end_lineno or child.lineno))
-                visit(child, qual + ".")
-            else:
-                visit(child, prefix)
-
-    visit(tree, "")
-    return tuple(out)
-
-
-def enclosing(symbols: Sequence[Symbol], line: int) -> Symbol | None:
-    """The innermost symbol whose lines contain ``line``."""
-    inside = [s for s in symbols if s.start <= line <= s.end]
-    return max(inside, key=lambda s: (s.start, -s.end), default=None)
-
-
-def hunk_symbols(hunk: DiffHunk, symbols: Sequence[Symbol]) -> tuple[str, ...]:
-    """Qualified names of the functions/classes a hunk changes (base file).
-
-    A change outside every def is ``<module>``; defs the hunk adds count too,
-    qualified by where they are inserted.
-    """
-    lo, hi = hunk.span
-    names: set[str] = set()
-    if hunk.removed:
-        for line in range(lo, hi + 1):
-            sym = enclosing(symbols, line)
-            names.add(sym.qualname if sym else MODULE_LEVEL)
-    scope = ""
-    if hunk.added:
-        a, b = enclosing(symbols, lo), enclosing(symbols, hi)
-        common = a if a is not None and a == b else None
-        if common is None and hunk.indented and not hunk.removed:
-            # lines appended at the end of a body: the def of the line above
-            common = a
-        if common is not None:
-            names.add(common.qualname)
-            scope = common.qualname + "."
-        elif not hunk.removed and not hunk.new_defs:
-            names.add(MODULE_LEVEL)
-    names.update((scope if indent else "") + name for indent, name in hunk.new_defs)
-    return tuple(sorted(names))
 
 
 # --------------------------------------------------------------------------
@@ -413,16 +154,6 @@ def changed_test_modules(diff: Diff) -> tuple[str, ...]:
     )
 
 
-def _node_id(path: str, qualname: str) -> str | None:
-    """``path::Class::test`` of the test a qualname lies in, else None."""
-    parts = qualname.split(".")
-    for i in range(len(parts), 0, -1):
-        head = parts[:i]
-        if head[-1].startswith("test") and all(p.startswith("Test") for p in head[:-1]):
-            return "::".join([path, *head])
-    return None
-
-
 def touched_tests(
     diff: Diff,
     base_sources: Mapping[str, str | None],
@@ -454,7 +185,7 @@ def touched_tests(
                     if sym is not None:
                         names.add(sym.qualname)
         for name in sorted(names):
-            node = _node_id(f.path, name)
+            node = qualname_node(f.path, name)
             if node:
                 targets.append(node)
     return tuple(dict.fromkeys(targets))
@@ -467,11 +198,6 @@ def merge_targets(*groups: Iterable[str]) -> tuple[str, ...]:
     return tuple(t for t in flat if "::" not in t or target_file(t) not in files)
 
 
-def target_file(target: str) -> str:
-    """The file of a pytest target (``path.py::node`` -> ``path.py``)."""
-    return target.split("::", 1)[0]
-
-
 def target_folders(targets: Iterable[str]) -> tuple[str, ...]:
     """The folders of some pytest targets, e.g. ``tests/v1/core``."""
     return tuple(sorted({posixpath.dirname(target_file(t)) for t in targets}))
@@ -481,17 +207,6 @@ def in_folders(paths: Iterable[str], folders: Iterable[str]) -> tuple[str, ...]:
     """The paths directly inside one of ``folders`` (not in subfolders)."""
     wanted = set(folders)
     return tuple(p for p in paths if posixpath.dirname(p) in wanted)
-
-
-def junit_module(path: str) -> str:
-    """JUnit's dotted module name of a test file (``tests/a/test_b.py``)."""
-    return path.removesuffix(".py").replace("/", ".")
-
-
-def belongs_to(test_id: str, module: str) -> bool:
-    """Whether a JUnit test id is in dotted ``module`` (maybe inside a class)."""
-    head = test_id.split("::", 1)[0]
-    return head == module or head.startswith(module + ".")
 
 
 # --------------------------------------------------------------------------

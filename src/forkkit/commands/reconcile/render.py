@@ -9,13 +9,13 @@ from typing import Any
 
 from forkkit.commands.reconcile.diffs import (
     Cell,
-    Diff,
     Measurement,
     Overlap,
     ReconcileResult,
     failure_kinds,
 )
 from forkkit.output.report import md_table
+from forkkit.patches.diff import Diff
 
 MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
 _OVERLAP = {

@@ -26,7 +26,6 @@ from typing import Literal
 from forkkit.commands.reconcile.cells import Layer, Plan, RunCache, Workspace, run_cell
 from forkkit.commands.reconcile.diffs import (
     Cell,
-    Diff,
     ReconcileResult,
     Runtime,
     Side,
@@ -38,8 +37,6 @@ from forkkit.commands.reconcile.diffs import (
     failure_kinds,
     in_folders,
     merge_targets,
-    parse_diff,
-    target_file,
     target_folders,
     touched_tests,
 )
@@ -49,7 +46,9 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize, tree_of_directory
 from forkkit.output.progress import say, step
 from forkkit.output.report import append_step_summary, write_reports
-from forkkit.patches.series import hunk_at, parse_patch_text
+from forkkit.patches.diff import Diff, parse_diff
+from forkkit.patches.series import failed_hunk, parse_patch_text
+from forkkit.patches.testids import target_file
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.index import resolve_sdist
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
@@ -154,8 +153,7 @@ def _apply_failure(ws: Workspace, patch: Path, *, base_label: str) -> ForkkitErr
         where = f"{result.path} line {result.line}"
         try:
             text = patch.read_text(errors="replace")
-            hunk = hunk_at(parse_patch_text(text, patch), result.path, result.line)
-            where = hunk.describe() if hunk else where
+            where = failed_hunk(parse_patch_text(text, patch), result.path, result.line)
         except ForkkitError:
             pass
         return ForkkitError(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
+from forkkit.patches.paths import is_test_path
 from forkkit.testing.classify import Classification
 from forkkit.testing.junit import JunitReport
 
@@ -89,21 +90,9 @@ class RedGreenResult(Generic[R]):
         return self.node_ids.get(test_id, test_id)
 
 
-def is_test_file(path: str) -> bool:
-    """Upstream test code (kept as the fork has it during red)."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        "tests" in parts[:-1]
-        or name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-    )
-
-
 def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
     """Changed files that are neither tests nor listed runtime files."""
-    return [f for f in changed if f not in runtime and not is_test_file(f)]
+    return [f for f in changed if f not in runtime and not is_test_path(f)]
 
 
 def untested_notes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:

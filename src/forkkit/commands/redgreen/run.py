@@ -40,12 +40,13 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import write_reports
+from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, classify
 from forkkit.testing.env import TestEnv, ensure_testenv
-from forkkit.testing.fixrun import fix_targets, node_id, subset_run
+from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import kill_running
 from forkkit.testing.suiterun import (
@@ -92,7 +93,7 @@ def _plan(cfg: ForkConfig, repo: Repo, tests: list[str] | None, related: bool) -
             )
     suites = tuple(cfg.fix.related_suites) if related else ()
     for t in [*targets, *suites]:
-        path = t.split("::", 1)[0].rstrip("/")
+        path = target_file(t).rstrip("/")
         if repo.object_id(f"{head}:{path}") is None:
             raise ForkkitError(
                 f"{where}: test target {path!r} does not exist at fork HEAD "
@@ -151,7 +152,7 @@ def _file_blobs(repo: Repo, plan: _Plan) -> list[FileBlob]:
         FileBlob(f, "runtime", repo.blob(base, f), repo.blob(head, f))
         for f in plan.runtime
     ]
-    paths = sorted({t.split("::", 1)[0] for t in plan.targets})
+    paths = sorted({target_file(t) for t in plan.targets})
     at_base, at_head = repo.ls_tree(base, paths), repo.ls_tree(head, paths)
     out += [
         FileBlob(p, "test", at_base.get(p), blob)
@@ -370,7 +371,7 @@ def _env_vars(env: TestEnv, tree: Path) -> dict[str, str]:
 
 def _object(repo: Repo, rev: str, target: str) -> str | None:
     """The blob/tree SHA of a test target's path at ``rev``."""
-    return repo.blob(rev, target.split("::", 1)[0].rstrip("/"))
+    return repo.blob(rev, target_file(target).rstrip("/"))
 
 
 def resolve_parallel(

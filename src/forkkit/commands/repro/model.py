@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What ``forkkit repro`` asks the resend script for, and what it answers.
+"""``forkkit repro``'s vocabulary: options, the script's answer, base vs fix.
 
-The script's options (mirroring its flags) and its JSON document, parsed into
-typed rows; pure, no I/O.
+The options (the one place their defaults live; the scripts take every value
+as a flag), the script's JSON document parsed into typed rows, the pairing of
+base and fix rows, and the verdict. Pure, no I/O.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from forkkit.errors import ForkkitError
@@ -68,41 +69,34 @@ class ReproOptions:
 
     def gpu_script_args(self) -> list[str]:
         """Flags of scripts/gpu_resend_repro.py (the model decides block sizes)."""
-        return [
-            "--model",
-            self.model,
-            "--hash-block-size",
-            str(self.hash_block_size),
-            "--num-spec",
-            str(self.num_spec),
-            "--prompt-lens",
-            ",".join(map(str, self.prompt_lens)),
-            "--extend",
-            str(self.extend),
-            "--kinds",
-            ",".join(self.kinds),
-        ]
+        return self._flags(GPU_FLAGS)
 
     def script_args(self) -> list[str]:
         """The script's command-line flags."""
-        return [
-            "--block-size",
-            str(self.block_size),
-            "--hash-block-size",
-            str(self.hash_block_size),
-            "--num-spec",
-            str(self.num_spec),
-            "--prompt-lens",
-            ",".join(map(str, self.prompt_lens)),
-            "--extend",
-            str(self.extend),
-            "--accept",
-            str(self.accept),
-            "--kinds",
-            ",".join(self.kinds),
-            "--max-num-batched-tokens",
-            str(self.max_num_batched_tokens),
-        ]
+        return self._flags(CPU_FLAGS)
+
+    def _flags(self, names: tuple[str, ...]) -> list[str]:
+        """``--flag value`` for each field named; tuples comma-separated."""
+        out: list[str] = []
+        for name in names:
+            value = getattr(self, name)
+            text = ",".join(map(str, value)) if isinstance(value, tuple) else value
+            out += ["--" + name.replace("_", "-"), str(text)]
+        return out
+
+
+# The options each script takes, in the order they are passed.
+CPU_FLAGS = (
+    "block_size",
+    "hash_block_size",
+    "num_spec",
+    "prompt_lens",
+    "extend",
+    "accept",
+    "kinds",
+    "max_num_batched_tokens",
+)
+GPU_FLAGS = ("model", "hash_block_size", "num_spec", "prompt_lens", "extend", "kinds")
 
 
 @dataclass(frozen=True)
@@ -191,3 +185,126 @@ def parse_script_output(text: str, where: str = "resend_repro.py") -> ScriptRun:
         rows=tuple(rows),
         seconds=float(doc.get("seconds", 0.0)),
     )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Base vs fix for one resend."""
+
+    prompt_len: int
+    kind: str
+    resend_tokens: int
+    base_cached: int | None
+    fix_cached: int | None
+    base_match: bool | None = None  # GPU: warm output ids == cold ones
+    fix_match: bool | None = None
+
+    @property
+    def base_recomputed(self) -> int | None:
+        return (
+            None if self.base_cached is None else self.resend_tokens - self.base_cached
+        )
+
+    @property
+    def fix_recomputed(self) -> int | None:
+        return None if self.fix_cached is None else self.resend_tokens - self.fix_cached
+
+    @property
+    def gained(self) -> int | None:
+        if self.base_cached is None or self.fix_cached is None:
+            return None
+        return self.fix_cached - self.base_cached
+
+
+def _match(row: ResendRow | None) -> bool | None:
+    value = row.extra.get("warm_matches_cold") if row else None
+    return value if isinstance(value, bool) else None
+
+
+def compare(base: ScriptRun | None, fix: ScriptRun) -> list[Comparison]:
+    """Pair up the rows of both runs (fix order); a missing base row is None."""
+    out = []
+    for r in fix.rows:
+        b = base.row(r.prompt_len, r.kind) if base else None
+        out.append(
+            Comparison(
+                prompt_len=r.prompt_len,
+                kind=r.kind,
+                resend_tokens=r.resend_tokens,
+                base_cached=b.cached_tokens if b else None,
+                fix_cached=r.cached_tokens,
+                base_match=_match(b),
+                fix_match=_match(r),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ReproResult:
+    """Everything the report needs."""
+
+    title: str
+    upstream: str
+    options: ReproOptions
+    fix: ScriptRun
+    base: ScriptRun | None
+    fix_commit: str
+    base_commit: str
+    runtime_files: tuple[str, ...]
+    commands: tuple[str, ...]
+    gpu: bool = False
+    fix_tree: str = ""  # the tree ids the two runs actually ran on
+    base_tree: str = ""
+
+    @property
+    def comparisons(self) -> list[Comparison]:
+        return compare(self.base, self.fix)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every resend was measured on base and on the fix."""
+        return self.base is not None and all(
+            c.base_cached is not None and c.fix_cached is not None
+            for c in self.comparisons
+        )
+
+    @property
+    def mismatch(self) -> bool:
+        """GPU: whether some warm resend's output differs from the cold one's."""
+        return any(
+            m is False for c in self.comparisons for m in (c.base_match, c.fix_match)
+        )
+
+    @property
+    def proven(self) -> bool:
+        """Exit 0: a complete base-vs-fix measurement (GPU: outputs agree)."""
+        return not self.fix.skipped and self.complete and not self.mismatch
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's JSON document (``repro.json``)."""
+        return {
+            "title": self.title,
+            "upstream": self.upstream,
+            "mode": "gpu" if self.gpu else "cpu",
+            "options": asdict(self.options),
+            "fix_commit": self.fix_commit,
+            "base_commit": self.base_commit,
+            "fix_tree": self.fix_tree,
+            "base_tree": self.base_tree,
+            "complete": self.complete,
+            "runtime_files": list(self.runtime_files),
+            "commands": list(self.commands),
+            "script_config": self.fix.config,
+            "rows": [
+                {
+                    **asdict(c),
+                    "base_recomputed": c.base_recomputed,
+                    "fix_recomputed": c.fix_recomputed,
+                    "gained": c.gained,
+                }
+                for c in self.comparisons
+            ],
+            "fix": [asdict(r) for r in self.fix.rows],
+            "base": [asdict(r) for r in self.base.rows] if self.base else None,
+        }

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit repro``'s command line: parse the options, run, print the report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from forkkit.cliopts import add_dest_option, add_upstream_options
+from forkkit.commands.repro.model import KINDS, ReproOptions
+from forkkit.commands.repro.render import render_markdown
+from forkkit.commands.repro.run import GPU_SCRIPT, exit_code, reproduce
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.replace(",", " ").split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
+
+
+def _kinds(text: str) -> tuple[str, ...]:
+    return tuple(k for k in text.replace(",", " ").split() if k)
+
+
+# One flag per ReproOptions field (``--block-size`` for ``block_size``), in
+# --help order: its type and help. The defaults are ReproOptions' own.
+OPTION_FLAGS: dict[str, tuple[Callable[[str], Any], str | None]] = {
+    "model": (str, "GPU: model or local path"),
+    "block_size": (int, None),
+    "hash_block_size": (int, None),
+    "num_spec": (int, "MTP draft tokens"),
+    "prompt_lens": (_ints, "seed prompt lengths, e.g. 16000,16001"),
+    "extend": (int, "tokens the extended resend adds"),
+    "accept": (int, "drafts accepted per step"),
+    "kinds": (_kinds, f"subset of {','.join(KINDS)}"),
+    "max_num_batched_tokens": (int, None),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Resend reproduction, base vs fix: on CPU with vLLM's real Scheduler and "
+        "KVCacheManager (default), or with a real model on a GPU (--gpu)."
+    )
+    add_upstream_options(parser)
+    add_dest_option(parser)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="report folder, replaced by each run (default: <workdir>/reports/repro)",
+    )
+    parser.add_argument(
+        "--gpu",
+        action="store_true",
+        help=f"run {GPU_SCRIPT} with FORKKIT_TESTENV_PYTHON (a CUDA vllm env)",
+    )
+    defaults = ReproOptions()
+    for name, (kind, text) in OPTION_FLAGS.items():
+        flag = "--" + name.replace("_", "-")
+        default = getattr(defaults, name)
+        parser.add_argument(flag, type=kind, default=default, help=text)
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per script run"
+    )
+
+
+def options(args: argparse.Namespace) -> ReproOptions:
+    """The validated options the flags ask for."""
+    given = {f.name: getattr(args, f.name) for f in fields(ReproOptions)}
+    return ReproOptions(**given).validate()
+
+
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    from forkkit.fork.tree import materialize
+
+    opts = options(args)
+    if args.gpu and not os.environ.get("FORKKIT_TESTENV_PYTHON"):
+        raise ForkkitError(
+            "forkkit repro --gpu: FORKKIT_TESTENV_PYTHON is not set, so nothing "
+            "can run; point it at the python of a CUDA environment with vllm"
+        )
+    tree = materialize(cfg, dest=args.dest)
+    result = reproduce(cfg, tree, opts, args.out, gpu=args.gpu, timeout=args.timeout)
+    if result.fix.skipped:
+        print(f"SKIPPED: {result.fix.skipped}")
+    else:
+        print(render_markdown(result))
+    return exit_code(result)
