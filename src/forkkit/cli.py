@@ -68,7 +68,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "red-green",
-        "forkkit.commands.redgreen.run",
+        "forkkit.commands.redgreen.cli",
         "prove the fix: red on base runtime, green on fix",
     ),
     Command(

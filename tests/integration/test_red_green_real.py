@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from forkkit.commands.redgreen.render import render_markdown
 from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree
@@ -44,4 +45,6 @@ def test_real_fork_red_green_is_valid(
     # The fork tree is untouched and no scratch worktree is left behind.
     assert git.dirty() == [] and git.rev("HEAD") == tree.head
     assert not scratch_root(tree.path).exists()
-    assert (tmp_path / "reports" / "red_green.md").read_text() == result.markdown()
+    assert (tmp_path / "reports" / "red_green.md").read_text() == render_markdown(
+        result
+    )

@@ -14,13 +14,9 @@ from typing import Any
 
 import pytest
 
-from forkkit.commands.redgreen.run import (
-    prove,
-    related_verdict,
-    resolve_parallel,
-    run_with_runtime_from,
-    untested_changes,
-)
+from forkkit.commands.redgreen.model import related_verdict, untested_changes
+from forkkit.commands.redgreen.render import render_markdown
+from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
@@ -28,6 +24,7 @@ from forkkit.patches.testids import node_id
 from forkkit.testing import env as testenv
 from forkkit.testing import junit
 from forkkit.testing.classify import classify
+from forkkit.testing.suiterun import run_with_runtime_from
 from forkkit.vcs import Repo, scratch_root
 from tests.synthetic import (
     BUGGY,
@@ -86,7 +83,7 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert result.green.tree == git.tree("HEAD")
     # Reports: Markdown, JSON and JUnit XMLs side by side.
     md = (out / "red_green.md").read_text()
-    assert md == result.markdown()
+    assert md == render_markdown(result)
     assert "✅ **valid**" in md and "`tests/test_fix.py::test_limit_reaches_n`" in md
     assert "git checkout base -- toy/calc.py" in md
     assert "(red: AssertionError: assert 15999 == 16000)" in md
@@ -133,7 +130,7 @@ def test_import_error_red_is_invalid(
     assert not result.classification.ids("FAIL_TO_PASS")
     # green is read from the one run on the fix; no rechecks on an invalid proof
     assert result.related is not None and result.related_base is None
-    assert "❌ **invalid**" in result.markdown()
+    assert "❌ **invalid**" in render_markdown(result)
     assert_fork_intact(tree)
 
 
@@ -169,7 +166,7 @@ def test_pass_to_fail_is_invalid(
     ]
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert any("PASS_TO_FAIL" in p for p in result.problems)
-    assert "`tests/test_other.py::test_double`" in result.markdown()
+    assert "`tests/test_other.py::test_double`" in render_markdown(result)
 
 
 def test_related_regression_vs_preexisting_failure(
@@ -190,7 +187,7 @@ def test_related_regression_vs_preexisting_failure(
     assert result.related_base is not None
     assert not result.valid
     assert [p for p in result.problems if "related suites" in p]
-    md = result.markdown()
+    md = render_markdown(result)
     assert "Pre-existing failures" in md and "Regressions" in md
 
 

@@ -489,6 +489,7 @@ def _prove(
 ) -> tuple[dict[str, object] | None, str, bool | None]:
     """Red/green on the refreshed series over the new upstream."""
     try:
+        from forkkit.commands.redgreen.render import render_json, render_markdown
         from forkkit.commands.redgreen.run import prove
     except ImportError:
         run.notes.append(
@@ -512,7 +513,7 @@ def _prove(
         related=run.opts.related,
         out_dir=out_dir,
     )
-    return result.to_json(), result.markdown(), bool(result.valid)
+    return render_json(result), render_markdown(result), bool(result.valid)
 
 
 def _targets(run: _Run, result: RebaseResult) -> list[str]:

@@ -1,20 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The red/green report as Markdown: the PR's "Test Result" section."""
+"""The red/green report: Markdown (the PR's "Test Result" section) and JSON."""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
+from forkkit.commands.redgreen.model import FileBlob, RedGreenResult
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.suiterun import SuiteRun
 
-if TYPE_CHECKING:
-    from forkkit.commands.redgreen.run import FileBlob, RedGreenResult
-
+Result = RedGreenResult[SuiteRun]
 FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
 
 
@@ -31,7 +30,7 @@ def count_line(run: SuiteRun) -> str:
     return text
 
 
-def _shared(r: RedGreenResult) -> bool:
+def _shared(r: Result) -> bool:
     """Green was read from the one run on the fix that has the related suites."""
     return r.related is not None and r.green.run.log == r.related.run.log
 
@@ -74,13 +73,13 @@ def _red_reason(red: SuiteRun, test_id: str) -> str:
     return f" (red: {t.kind}: {first})" if t.kind else f" (red: {first})"
 
 
-def render_markdown(r: RedGreenResult) -> str:
+def render_markdown(r: Result) -> str:
     """The PR's "Test Result" section."""
     out = _summary(r) + _related(r) + _lists(r) + _commands(r) + _provenance(r)
     return "\n".join(out)
 
 
-def _summary(r: RedGreenResult) -> list[str]:
+def _summary(r: Result) -> list[str]:
     """Title, verdict (with every problem) and the red/green table."""
     short = r.head[:12]
     out = ["## Test Result", ""]
@@ -113,7 +112,7 @@ def _summary(r: RedGreenResult) -> list[str]:
     return out
 
 
-def _related(r: RedGreenResult) -> list[str]:
+def _related(r: Result) -> list[str]:
     """The related suites' outcome, notes and deselected tests."""
     out: list[str] = []
     if r.related is not None:
@@ -149,7 +148,7 @@ def _related(r: RedGreenResult) -> list[str]:
     return out
 
 
-def _lists(r: RedGreenResult) -> list[str]:
+def _lists(r: Result) -> list[str]:
     """FAIL_TO_PASS (with why each failed on base), counts, the bad categories."""
     cls = r.classification
     f2p = cls.ids("FAIL_TO_PASS")
@@ -168,7 +167,7 @@ def _lists(r: RedGreenResult) -> list[str]:
     return out
 
 
-def _commands(r: RedGreenResult) -> list[str]:
+def _commands(r: Result) -> list[str]:
     """Shell lines that rerun red and green by hand."""
     short = r.head[:12]
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
@@ -189,7 +188,7 @@ def _commands(r: RedGreenResult) -> list[str]:
     return ["### Commands", "", "```bash", *cmds, "```", ""]
 
 
-def _provenance(r: RedGreenResult) -> list[str]:
+def _provenance(r: Result) -> list[str]:
     """Upstream, commits and trees that ran, and every tested file's blobs."""
     out = ["### Provenance", ""]
     up = f"- Upstream: {r.upstream_label} (`{r.upstream}`)"
@@ -217,3 +216,46 @@ def _provenance(r: RedGreenResult) -> list[str]:
     ]
     out.append(md_table(["File", "Role", "Blob at base", "Blob at fix"], rows))
     return out
+
+
+def render_json(r: Result) -> dict[str, Any]:
+    """The report's JSON document (``red_green.json``)."""
+    return {
+        "valid": r.valid,
+        "problems": list(r.problems),
+        "notes": list(r.notes),
+        "title": r.title,
+        "fork_path": str(r.fork_path),
+        "upstream": {
+            "ident": r.upstream,
+            "label": r.upstream_label,
+            "commit": r.upstream_commit,
+        },
+        "base": {"commit": r.base, "tree": r.base_tree},
+        "fork_head": {"commit": r.head, "tree": r.head_tree},
+        "patches": [{"name": n, "commit": c} for n, c in r.patches],
+        "files": [
+            {"path": f.path, "role": f.role, "base_blob": f.base, "fix_blob": f.fix}
+            for f in r.files
+        ],
+        "related_targets": {p: sha for p, sha in r.related_targets},
+        "tests": list(r.tests),
+        "related_suites": list(r.related_suites),
+        "pytest_args": list(r.pytest_args),
+        "env": r.env_vars,
+        "deselected": list(r.deselected),
+        "python": r.python,
+        "parallel": r.parallel,
+        "wall_seconds": round(r.seconds, 3),
+        "red": r.red.to_json(),
+        "green": r.green.to_json(),
+        "classification": {
+            cat: [r.node(t) for t in r.classification.ids(cat)] for cat in CATEGORIES
+        },
+        "related": r.related.to_json() if r.related else None,
+        "related_base": r.related_base.to_json() if r.related_base else None,
+        "related_regressions": [r.node(t) for t in r.related_verdict.regressions],
+        "related_preexisting_failures": [
+            r.node(t) for t in r.related_verdict.preexisting
+        ],
+    }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``forkkit red-green``: prove the fix with upstream's own pytest suites.
 
 Red: the fork's tests with ONLY the runtime files (fork.toml [fix]) taken from
@@ -14,7 +15,6 @@ with ``FAILED.txt`` when it did not finish.
 
 from __future__ import annotations
 
-import argparse
 import os
 import threading
 import time
@@ -22,21 +22,29 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from forkkit.cliopts import add_dest_option, add_upstream_options
-from forkkit.commands.redgreen.render import FOLD_AFTER, count_line, render_markdown
+from forkkit.commands.redgreen.model import (
+    STEM,
+    FileBlob,
+    RedGreenResult,
+    RelatedVerdict,
+    classification_ids,
+    failing_ids,
+    proof_problems,
+    related_verdict,
+    untested_notes,
+)
+from forkkit.commands.redgreen.render import count_line, render_json, render_markdown
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
-from forkkit.output.report import append_step_summary, write_reports
-from forkkit.patches.paths import is_test_path
+from forkkit.output.report import write_reports
 from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.classify import CATEGORIES, Classification, classify
+from forkkit.testing.classify import Classification, classify
 from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
@@ -49,206 +57,24 @@ from forkkit.testing.suiterun import (
 )
 from forkkit.vcs import Repo
 
-STEM = "red_green"
-_UNTESTED_NOTE = (
-    "Non-test files the series changes that red keeps at the fix (not in "
-    "fork.toml [fix].runtime_files): "
-)
-
-__all__ = [
-    "FOLD_AFTER",
-    "STEM",
-    "FileBlob",
-    "RedGreenResult",
-    "RelatedVerdict",
-    "SuiteRun",
-    "prove",
-    "related_verdict",
-    "render_markdown",
-    "run_with_runtime_from",
-    "untested_changes",
-]
-
-
-@dataclass(frozen=True)
-class FileBlob:
-    """A tested file's git blob at the upstream base and at the fix."""
-
-    path: str
-    role: str  # "runtime" or "test"
-    base: str | None
-    fix: str | None
-
-
-@dataclass(frozen=True)
-class RelatedVerdict:
-    """Related-suite failures on the fix, sorted by how they do on base."""
-
-    regressions: tuple[str, ...] = ()  # pass on base, fail on the fix
-    preexisting: tuple[str, ...] = ()  # fail on base as well
-
-
-@dataclass(frozen=True)
-class RedGreenResult:
-    """Everything a reviewer needs to check the proof and what it ran on."""
-
-    title: str
-    fork_path: Path
-    upstream: str
-    upstream_label: str
-    upstream_commit: str | None
-    base: str
-    base_tree: str
-    head: str
-    head_tree: str
-    patches: tuple[tuple[str, str], ...]
-    files: tuple[FileBlob, ...]
-    related_targets: tuple[tuple[str, str | None], ...]
-    tests: tuple[str, ...]
-    related_suites: tuple[str, ...]  # requested ones (empty: --no-related)
-    pytest_args: tuple[str, ...]
-    env_vars: dict[str, str]
-    deselected: tuple[str, ...]
-    python: str
-    red: SuiteRun
-    green: SuiteRun
-    classification: Classification
-    related: SuiteRun | None
-    related_base: SuiteRun | None
-    related_verdict: RelatedVerdict
-    problems: tuple[str, ...]
-    notes: tuple[str, ...]
-    parallel: bool
-    seconds: float
-    out_dir: Path
-    node_ids: dict[str, str] = field(default_factory=dict)  # junit id -> node id
-
-    @property
-    def valid(self) -> bool:
-        return not self.problems
-
-    def node(self, test_id: str) -> str:
-        return self.node_ids.get(test_id, test_id)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "valid": self.valid,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "title": self.title,
-            "fork_path": str(self.fork_path),
-            "upstream": {
-                "ident": self.upstream,
-                "label": self.upstream_label,
-                "commit": self.upstream_commit,
-            },
-            "base": {"commit": self.base, "tree": self.base_tree},
-            "fork_head": {"commit": self.head, "tree": self.head_tree},
-            "patches": [{"name": n, "commit": c} for n, c in self.patches],
-            "files": [
-                {"path": f.path, "role": f.role, "base_blob": f.base, "fix_blob": f.fix}
-                for f in self.files
-            ],
-            "related_targets": {p: sha for p, sha in self.related_targets},
-            "tests": list(self.tests),
-            "related_suites": list(self.related_suites),
-            "pytest_args": list(self.pytest_args),
-            "env": self.env_vars,
-            "deselected": list(self.deselected),
-            "python": self.python,
-            "parallel": self.parallel,
-            "wall_seconds": round(self.seconds, 3),
-            "red": self.red.to_json(),
-            "green": self.green.to_json(),
-            "classification": {
-                cat: [self.node(t) for t in self.classification.ids(cat)]
-                for cat in CATEGORIES
-            },
-            "related": self.related.to_json() if self.related else None,
-            "related_base": self.related_base.to_json() if self.related_base else None,
-            "related_regressions": [
-                self.node(t) for t in self.related_verdict.regressions
-            ],
-            "related_preexisting_failures": [
-                self.node(t) for t in self.related_verdict.preexisting
-            ],
-        }
-
-    def markdown(self) -> str:
-        return render_markdown(self)
-
-
-# ---------------------------------------------------------------- pure helpers
-
-
-def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
-    """Changed files that are neither tests nor listed runtime files."""
-    return [f for f in changed if f not in runtime and not is_test_path(f)]
-
-
-def _bad(report: JunitReport) -> list[str]:
-    ids = [t.test_id for t in report.tests.values() if t.outcome in ("failed", "error")]
-    return ids + [t.test_id for t in report.collection_errors]
-
-
-def related_verdict(fix: JunitReport, base: JunitReport | None) -> RelatedVerdict:
-    """Split the fix's related failures into regressions and pre-existing ones."""
-    failing = _bad(fix)
-    if base is None:
-        return RelatedVerdict(regressions=tuple(failing))
-    base_bad = set(_bad(base))
-    pre = tuple(t for t in failing if t in base_bad)
-    reg = tuple(t for t in failing if t not in base_bad)
-    return RelatedVerdict(regressions=reg, preexisting=pre)
-
-
-def proof_problems(
-    red: SuiteRun,
-    green: SuiteRun,
-    classification: Classification,
-    files: Sequence[FileBlob],
-    related: SuiteRun | None,
-    verdict: RelatedVerdict,
-) -> list[str]:
-    """Every reason the proof does not hold (empty: a valid proof)."""
-    problems: list[str] = []
-    runtime = [f for f in files if f.role == "runtime"]
-    if runtime and all(f.base == f.fix for f in runtime):
-        problems.append(
-            "the fork does not change any runtime file "
-            f"({', '.join(f.path for f in runtime)}): red and green test the same code"
-        )
-    for run in (red, green, related):
-        if run is not None and run.problem:
-            problems.append(run.problem)
-    problems += classification.problems
-    problems = list(dict.fromkeys(problems))  # green shares the fix run's problem
-    if related is not None and verdict.regressions:
-        problems.append(
-            f"related suites: {len(verdict.regressions)} test(s) fail on the fix "
-            f"but not on base (PASS_TO_FAIL), e.g. {verdict.regressions[0]}"
-        )
-    return problems
-
-
-# ------------------------------------------------------------------ git + runs
+__all__ = ["RunSettings", "prove", "resolve_parallel"]
 
 
 @dataclass(frozen=True)
 class _Plan:
     """What a proof runs, checked before anything runs."""
 
-    targets: list[str]
-    runtime: list[str]
-    suites: list[str]
+    targets: tuple[str, ...]
+    runtime: tuple[str, ...]
+    suites: tuple[str, ...]
     base: str
     head: str
 
 
 def _plan(cfg: ForkConfig, repo: Repo, tests: list[str] | None, related: bool) -> _Plan:
     """Validate fork.toml [fix] against the fork; refuse an uncommitted tree."""
-    targets = list(tests or cfg.fix.focused_tests)
-    runtime = list(cfg.fix.runtime_files)
+    targets = tuple(tests or cfg.fix.focused_tests)
+    runtime = tuple(cfg.fix.runtime_files)
     where = f"{cfg.path.name} [fix]"
     if not runtime:
         raise ForkkitError(
@@ -265,7 +91,7 @@ def _plan(cfg: ForkConfig, repo: Repo, tests: list[str] | None, related: bool) -
                 f"{where}: runtime file {f!r} exists neither at base nor at fork HEAD; "
                 "fix the path"
             )
-    suites = list(cfg.fix.related_suites) if related else []
+    suites = tuple(cfg.fix.related_suites) if related else ()
     for t in [*targets, *suites]:
         path = target_file(t).rstrip("/")
         if repo.object_id(f"{head}:{path}") is None:
@@ -277,14 +103,56 @@ def _plan(cfg: ForkConfig, repo: Repo, tests: list[str] | None, related: bool) -
     return _Plan(targets, runtime, suites, base, head)
 
 
-def _file_blobs(
-    repo: Repo, base: str, head: str, runtime: Sequence[str], tests: Sequence[str]
-) -> list[FileBlob]:
+@dataclass(frozen=True)
+class RunSettings:
+    """What every pytest run of one proof shares."""
+
+    runtime_files: tuple[str, ...]
+    env: TestEnv
+    out_dir: Path  # the proof's fresh report folder
+    shown_dir: Path  # where that folder is published
+    head: str
+    pytest_args: tuple[str, ...]
+    timeout: float | None
+    cache: ResultCache
+    stream: bool
+
+    def run(
+        self,
+        tree: ForkTree,
+        rev: str,
+        tests: Sequence[str],
+        *,
+        name: str,
+        cancel: threading.Event | None = None,
+    ) -> SuiteRun:
+        """Run ``tests`` of ``head`` with the runtime files of ``rev``."""
+        return run_with_runtime_from(
+            tree,
+            rev,
+            tests,
+            runtime_files=self.runtime_files,
+            env=self.env,
+            out_dir=self.out_dir,
+            name=name,
+            pytest_args=self.pytest_args,
+            timeout=self.timeout,
+            stream=self.stream,
+            cancel=cancel,
+            shown_dir=self.shown_dir,
+            head=self.head,
+            cache=self.cache,
+        )
+
+
+def _file_blobs(repo: Repo, plan: _Plan) -> list[FileBlob]:
     """Blob SHAs of the runtime files and of every file under the test targets."""
+    base, head = plan.base, plan.head
     out = [
-        FileBlob(f, "runtime", repo.blob(base, f), repo.blob(head, f)) for f in runtime
+        FileBlob(f, "runtime", repo.blob(base, f), repo.blob(head, f))
+        for f in plan.runtime
     ]
-    paths = sorted({target_file(t) for t in tests})
+    paths = sorted({target_file(t) for t in plan.targets})
     at_base, at_head = repo.ls_tree(base, paths), repo.ls_tree(head, paths)
     out += [
         FileBlob(p, "test", at_base.get(p), blob)
@@ -295,47 +163,32 @@ def _file_blobs(
 
 
 def _red_and_fix(
-    tree: ForkTree,
-    plan: _Plan,
-    common: dict[str, Any],
-    *,
-    parallel: bool,
-    stream: bool,
+    tree: ForkTree, plan: _Plan, settings: RunSettings, *, parallel: bool
 ) -> tuple[SuiteRun, SuiteRun]:
     """Red (base runtime, focused tests) and the one run on the fix (the
     related suites plus the focused tests; the focused tests alone with
     ``--no-related``), one after the other or side by side."""
     fix_name = f"{STEM}_related" if plan.suites else f"{STEM}_green"
     fix_tests = fix_targets(plan.suites, plan.targets) if plan.suites else plan.targets
-    red_args = (tree, plan.base, plan.targets)
-    fix_args = (tree, plan.head, fix_tests)
     if not parallel:
         say(f"red: {len(plan.targets)} target(s) with runtime files from base")
-        red = run_with_runtime_from(
-            *red_args, name=f"{STEM}_red", stream=stream, **common
-        )
+        red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
         say(f"fix: {', '.join(fix_tests)}")
-        fix = run_with_runtime_from(*fix_args, name=fix_name, stream=stream, **common)
-        return red, fix
-    say(f"red and the fix side by side (logs in {common['shown_dir']})")
+        return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
+    say(f"red and the fix side by side (logs in {settings.shown_dir})")
     cancel = threading.Event()
     with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
         try:
             f_red = pool.submit(
-                run_with_runtime_from,
-                *red_args,
+                settings.run,
+                tree,
+                plan.base,
+                plan.targets,
                 name=f"{STEM}_red",
-                stream=stream,
                 cancel=cancel,
-                **common,
             )
             f_fix = pool.submit(
-                run_with_runtime_from,
-                *fix_args,
-                name=fix_name,
-                stream=stream,
-                cancel=cancel,
-                **common,
+                settings.run, tree, plan.head, fix_tests, name=fix_name, cancel=cancel
             )
             return f_red.result(), f_fix.result()
         except BaseException:
@@ -345,8 +198,8 @@ def _red_and_fix(
 
 
 @dataclass(frozen=True)
-class _Runs:
-    """What ran: the focused pair, the related suites and their verdict."""
+class _Evidence:
+    """The proof's pytest runs: the focused pair, the related suites, verdicts."""
 
     red: SuiteRun
     green: SuiteRun
@@ -356,16 +209,11 @@ class _Runs:
     verdict: RelatedVerdict = field(default_factory=RelatedVerdict)
 
 
-def _run_all(
-    tree: ForkTree,
-    plan: _Plan,
-    common: dict[str, Any],
-    *,
-    parallel: bool,
-    stream: bool,
-) -> _Runs:
+def _gather(
+    tree: ForkTree, plan: _Plan, settings: RunSettings, *, parallel: bool
+) -> _Evidence:
     """Red and the fix run; green read from it; related failures rechecked."""
-    red, fix = _red_and_fix(tree, plan, common, parallel=parallel, stream=stream)
+    red, fix = _red_and_fix(tree, plan, settings, parallel=parallel)
     related: SuiteRun | None = None
     green = fix
     if plan.suites:
@@ -375,8 +223,8 @@ def _run_all(
             name=f"{STEM}_green",
             targets=plan.targets,
             tracked=frozenset(tree.repo.ls_tree(plan.head, [])),
-            out_dir=common["out_dir"],
-            shown_dir=common["shown_dir"],
+            out_dir=settings.out_dir,
+            shown_dir=settings.shown_dir,
         )
     say(f"red: {count_line(red)}; green: {count_line(green)}")
     classification = classify(
@@ -384,13 +232,25 @@ def _run_all(
     )
     focused_ok = classification.valid and not red.problem and not green.problem
     if related is None or related.report is None or not focused_ok:
-        return _Runs(red, green, classification, related)
+        return _Evidence(red, green, classification, related)
     related_base, verdict = None, RelatedVerdict()
-    if _bad(related.report):
-        related_base, verdict = _recheck_on_base(
-            tree, plan, related.report, common, stream
-        )
-    return _Runs(red, green, classification, related, related_base, verdict)
+    if failing_ids(related.report):
+        related_base, verdict = _recheck_on_base(tree, plan, related.report, settings)
+    return _Evidence(red, green, classification, related, related_base, verdict)
+
+
+def _recheck_on_base(
+    tree: ForkTree, plan: _Plan, report: JunitReport, settings: RunSettings
+) -> tuple[SuiteRun | None, RelatedVerdict]:
+    """Rerun the related failures on base runtime: regression or pre-existing?"""
+    tracked = frozenset(tree.repo.ls_tree(plan.head, []))
+    failing = failing_ids(report)
+    nodes = sorted({n for t in failing if (n := node_id(t, tracked))})
+    if not nodes:
+        return None, related_verdict(report, None)
+    say(f"related: {len(failing)} failure(s) on the fix; rerunning them on base")
+    base_run = settings.run(tree, plan.base, nodes, name=f"{STEM}_related_base")
+    return base_run, related_verdict(report, base_run.report)
 
 
 def prove(
@@ -406,7 +266,7 @@ def prove(
     env: TestEnv | None = None,
     stream: bool = True,
     fresh: bool = False,
-) -> RedGreenResult:
+) -> RedGreenResult[SuiteRun]:
     """Red on base runtime; green and the related suites in one run on the fix.
 
     Writes ``red_green.{md,json}`` plus JUnit XMLs and logs into a fresh run
@@ -418,30 +278,30 @@ def prove(
     start = time.monotonic()
     with signals_raise(), report_folder(cfg, STEM, out_dir) as folder:
         plan = _plan(cfg, tree.repo, tests, related)
-        env = env or ensure_testenv(cfg, tree.path)
-        common: dict[str, Any] = {
-            "runtime_files": plan.runtime,
-            "env": env,
-            "out_dir": folder.path,
-            "shown_dir": folder.dest,
-            "head": plan.head,
-            "pytest_args": list(pytest_args),
-            "timeout": timeout,
-            "cache": ResultCache(cfg.work.results, fresh=fresh),
-        }
-        runs = _run_all(tree, plan, common, parallel=parallel, stream=stream)
+        settings = RunSettings(
+            runtime_files=plan.runtime,
+            env=env or ensure_testenv(cfg, tree.path),
+            out_dir=folder.path,
+            shown_dir=folder.dest,
+            head=plan.head,
+            pytest_args=tuple(pytest_args),
+            timeout=timeout,
+            cache=ResultCache(cfg.work.results, fresh=fresh),
+            stream=stream,
+        )
+        evidence = _gather(tree, plan, settings, parallel=parallel)
         result = _result(
             cfg,
             tree,
             plan,
-            runs,
-            env=env,
-            pytest_args=pytest_args,
+            evidence,
+            settings=settings,
             parallel=parallel,
             seconds=time.monotonic() - start,
-            out=folder.dest,
         )
-        md, js = write_reports(folder.path, STEM, result.markdown(), result.to_json())
+        md, js = write_reports(
+            folder.path, STEM, render_markdown(result), render_json(result)
+        )
     say(f"report: {folder.dest / md.name} and {folder.dest / js.name}")
     return result
 
@@ -450,27 +310,22 @@ def _result(
     cfg: ForkConfig,
     tree: ForkTree,
     plan: _Plan,
-    runs: _Runs,
+    evidence: _Evidence,
     *,
-    env: TestEnv,
-    pytest_args: Sequence[str],
+    settings: RunSettings,
     parallel: bool,
     seconds: float,
-    out: Path,
-) -> RedGreenResult:
+) -> RedGreenResult[SuiteRun]:
     """Assemble the result: problems, notes, blobs and provenance of each run."""
-    repo = tree.repo
+    repo, e, v = tree.repo, evidence, evidence.verdict
     base, head = plan.base, plan.head
-    files = _file_blobs(repo, base, head, plan.runtime, plan.targets)
-    others = untested_changes(repo.changed_paths(base, head), plan.runtime)
-    notes = [_UNTESTED_NOTE + ", ".join(others)] if others else []
-    v = runs.verdict
+    files = _file_blobs(repo, plan)
     problems = proof_problems(
-        runs.red, runs.green, runs.classification, files, runs.related, v
+        e.red, e.green, e.classification, files=files, related=e.related, verdict=v
     )
     tracked = frozenset(repo.ls_tree(head, []))
-    ids = set(classification_ids(runs.classification))
-    ids |= set(v.regressions) | set(v.preexisting)
+    ids = {*classification_ids(e.classification), *v.regressions, *v.preexisting}
+    env = settings.env
     return RedGreenResult(
         title=cfg.fix.title,
         fork_path=tree.path,
@@ -484,23 +339,23 @@ def _result(
         patches=tuple((n, c) for n, c in tree.patch_commits),
         files=tuple(files),
         related_targets=tuple((s, _object(repo, head, s)) for s in plan.suites),
-        tests=tuple(plan.targets),
-        related_suites=tuple(plan.suites),
-        pytest_args=tuple(pytest_args),
+        tests=plan.targets,
+        related_suites=plan.suites,
+        pytest_args=settings.pytest_args,
         env_vars=_env_vars(env, tree.path),
         deselected=tuple(env.deselect),
         python=str(env.python),
-        red=runs.red,
-        green=runs.green,
-        classification=runs.classification,
-        related=runs.related,
-        related_base=runs.related_base,
+        red=e.red,
+        green=e.green,
+        classification=e.classification,
+        related=e.related,
+        related_base=e.related_base,
         related_verdict=v,
         problems=tuple(problems),
-        notes=tuple(notes),
+        notes=tuple(untested_notes(repo.changed_paths(base, head), plan.runtime)),
         parallel=parallel,
         seconds=seconds,
-        out_dir=out,
+        out_dir=settings.shown_dir,
         node_ids={t: n for t in ids if (n := node_id(t, tracked))},
     )
 
@@ -514,36 +369,9 @@ def _env_vars(env: TestEnv, tree: Path) -> dict[str, str]:
     }
 
 
-def classification_ids(c: Classification) -> list[str]:
-    return [t for ids in c.by_category.values() for t in ids]
-
-
 def _object(repo: Repo, rev: str, target: str) -> str | None:
     """The blob/tree SHA of a test target's path at ``rev``."""
     return repo.blob(rev, target_file(target).rstrip("/"))
-
-
-def _recheck_on_base(
-    tree: ForkTree,
-    plan: _Plan,
-    report: JunitReport,
-    common: dict[str, Any],
-    stream: bool,
-) -> tuple[SuiteRun | None, RelatedVerdict]:
-    """Rerun the related failures on base runtime: regression or pre-existing?"""
-    tracked = frozenset(tree.repo.ls_tree(plan.head, []))
-    failing = _bad(report)
-    nodes = sorted({n for t in failing if (n := node_id(t, tracked))})
-    if not nodes:
-        return None, related_verdict(report, None)
-    say(f"related: {len(failing)} failure(s) on the fix; rerunning them on base")
-    base_run = run_with_runtime_from(
-        tree, plan.base, nodes, name=f"{STEM}_related_base", stream=stream, **common
-    )
-    return base_run, related_verdict(report, base_run.report)
-
-
-# ------------------------------------------------------------------------- CLI
 
 
 def resolve_parallel(
@@ -556,68 +384,3 @@ def resolve_parallel(
         used = busy if busy is not None else busy_cpus(cpus=n)
         return round(n - used) >= 2
     return choice == "on"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Prove the fix: the fork's tests with the runtime files at upstream base "
-        "(red), and one run on the fix of the related suites plus those tests "
-        "(green is read from it); unchanged runs come from the result cache. "
-        "Arguments after '--' go to pytest, e.g. 'forkkit red-green -- -k mamba'."
-    )
-    add_upstream_options(parser)
-    add_dest_option(parser)
-    parser.add_argument(
-        "--tests", nargs="+", help="test targets (default: fork.toml focused_tests)"
-    )
-    parser.add_argument(
-        "--related",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="run fork.toml related_suites on the fix (default: yes)",
-    )
-    parser.add_argument(
-        "--parallel",
-        nargs="?",
-        const="on",
-        default="auto",
-        choices=["on", "off", "auto"],
-        help="red beside the run on the fix (default auto: when 2+ cores are free)",
-    )
-    parser.add_argument(
-        "--fresh",
-        action="store_true",
-        help="run every test now, even when the result cache has the same run",
-    )
-    parser.add_argument(
-        "--timeout", type=float, help="seconds each pytest run may take (default: none)"
-    )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        help="report folder, replaced by each run (default: <workdir>/reports/"
-        "red_green)",
-    )
-    parser.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
-
-
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.fork.tree import materialize
-
-    with signals_raise():
-        tree = materialize(cfg, dest=args.dest)
-        result = prove(
-            cfg,
-            tree,
-            tests=args.tests,
-            pytest_args=args.pytest_args,
-            related=args.related,
-            out_dir=args.out,
-            parallel=resolve_parallel(args.parallel),
-            timeout=args.timeout,
-            fresh=args.fresh,
-        )
-    markdown = result.markdown()
-    print(markdown)
-    append_step_summary(markdown)
-    return 0 if result.valid else 1

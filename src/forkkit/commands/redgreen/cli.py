@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit red-green`` arguments: parse, call :func:`run.prove`, report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from forkkit.cliopts import add_dest_option, add_upstream_options
+from forkkit.commands.redgreen.render import render_markdown
+from forkkit.commands.redgreen.run import prove, resolve_parallel
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import materialize
+from forkkit.output.report import append_step_summary
+from forkkit.signals import signals_raise
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit red-green`` options; pytest's after ``--``."""
+    parser.description = (
+        "Prove the fix: the fork's tests with the runtime files at upstream base "
+        "(red), and one run on the fix of the related suites plus those tests "
+        "(green is read from it); unchanged runs come from the result cache. "
+        "Arguments after '--' go to pytest, e.g. 'forkkit red-green -- -k mamba'."
+    )
+    add_upstream_options(parser)
+    add_dest_option(parser)
+    parser.add_argument(
+        "--tests", nargs="+", help="test targets (default: fork.toml focused_tests)"
+    )
+    parser.add_argument(
+        "--related",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run fork.toml related_suites on the fix (default: yes)",
+    )
+    parser.add_argument(
+        "--parallel",
+        nargs="?",
+        const="on",
+        default="auto",
+        choices=["on", "off", "auto"],
+        help="red beside the run on the fix (default auto: when 2+ cores are free)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="run every test now, even when the result cache has the same run",
+    )
+    parser.add_argument(
+        "--timeout", type=float, help="seconds each pytest run may take (default: none)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="report folder, replaced by each run (default: <workdir>/reports/"
+        "red_green)",
+    )
+    parser.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
+
+
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Prove, print the Markdown (and add it to the job summary); 0 when valid."""
+    with signals_raise():
+        tree = materialize(cfg, dest=args.dest)
+        result = prove(
+            cfg,
+            tree,
+            tests=args.tests,
+            pytest_args=args.pytest_args,
+            related=args.related,
+            out_dir=args.out,
+            parallel=resolve_parallel(args.parallel),
+            timeout=args.timeout,
+            fresh=args.fresh,
+        )
+    markdown = render_markdown(result)
+    print(markdown)
+    append_step_summary(markdown)
+    return 0 if result.valid else 1
