@@ -71,7 +71,9 @@ class _Plan:
     head: str
 
 
-def _plan(cfg: ForkConfig, repo: Repo, tests: list[str] | None, related: bool) -> _Plan:
+def _plan(
+    cfg: ForkConfig, repo: Repo, tests: list[str] | None, *, related: bool
+) -> _Plan:
     """Validate fork.toml [fix] against the fork; refuse an uncommitted tree."""
     targets = tuple(tests or cfg.fix.focused_tests)
     runtime = tuple(cfg.fix.runtime_files)
@@ -235,12 +237,14 @@ def _gather(
         return _Evidence(red, green, classification, related)
     related_base, verdict = None, RelatedVerdict()
     if failing_ids(related.report):
-        related_base, verdict = _recheck_on_base(tree, plan, related.report, settings)
+        related_base, verdict = _recheck_on_base(
+            tree, plan, related.report, settings=settings
+        )
     return _Evidence(red, green, classification, related, related_base, verdict)
 
 
 def _recheck_on_base(
-    tree: ForkTree, plan: _Plan, report: JunitReport, settings: RunSettings
+    tree: ForkTree, plan: _Plan, report: JunitReport, *, settings: RunSettings
 ) -> tuple[SuiteRun | None, RelatedVerdict]:
     """Rerun the related failures on base runtime: regression or pre-existing?"""
     tracked = frozenset(tree.repo.ls_tree(plan.head, []))
@@ -277,7 +281,7 @@ def prove(
     """
     start = time.monotonic()
     with signals_raise(), report_folder(cfg, STEM, out_dir) as folder:
-        plan = _plan(cfg, tree.repo, tests, related)
+        plan = _plan(cfg, tree.repo, tests, related=related)
         settings = RunSettings(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),
@@ -294,7 +298,7 @@ def prove(
             cfg,
             tree,
             plan,
-            evidence,
+            evidence=evidence,
             settings=settings,
             parallel=parallel,
             seconds=time.monotonic() - start,
@@ -310,8 +314,8 @@ def _result(
     cfg: ForkConfig,
     tree: ForkTree,
     plan: _Plan,
-    evidence: _Evidence,
     *,
+    evidence: _Evidence,
     settings: RunSettings,
     parallel: bool,
     seconds: float,
