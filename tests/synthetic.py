@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
+from forkkit.upstream.index import STATIC_PAGE
 from forkkit.vcs.git import Git
 
 # The toy bug: ``limit`` is off by one; the fix makes ``limit(n) == n``.
@@ -98,8 +100,22 @@ class SyntheticUpstream:
         self.sdist_dir.mkdir(parents=True, exist_ok=True)
         path = self.sdist_dir / f"{self.name}-{version}.tar.gz"
         path.write_bytes(tar_tree(files, f"{self.name}-{version}"))
+        self._write_page()
         self._commit(version, files)
         return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def _write_page(self) -> None:
+        """The folder index's static PEP 691 page: each sdist and its sha256."""
+        files = [
+            {
+                "filename": p.name,
+                "url": p.name,
+                "hashes": {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()},
+            }
+            for p in sorted(self.sdist_dir.glob("*.tar.gz"))
+        ]
+        page = {"meta": {"api-version": "1.0"}, "name": self.name, "files": files}
+        (self.sdist_dir / STATIC_PAGE).write_text(json.dumps(page, indent=1))
 
     def sha256(self, version: str) -> str:
         path = self.sdist_dir / f"{self.name}-{version}.tar.gz"

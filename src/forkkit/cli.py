@@ -73,7 +73,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "rebase",
-        "forkkit.commands.rebase.run",
+        "forkkit.commands.rebase.cli",
         "move the patch series onto a newer upstream",
     ),
     Command(

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.rebase.run import Options, rebase, resolve_target
+from forkkit.commands.rebase.model import Options
+from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import load_config
 from forkkit.fork.seriesfiles import load_series
 from forkkit.testing.env import ensure_testenv

@@ -10,7 +10,6 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.commands.rebase.absorb import (
-    RebaseResult,
     conflict_regions,
     parse_onto,
     patch_targets,
@@ -18,7 +17,8 @@ from forkkit.commands.rebase.absorb import (
     semantic_verdict,
     split_runtime,
 )
-from forkkit.commands.rebase.run import Options, Target, rebase, resolve_target
+from forkkit.commands.rebase.model import Options, RebaseResult, Target
+from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
@@ -133,7 +133,9 @@ def test_semantic_verdict() -> None:
     broken = semantic_verdict([], f2p, crash)
     assert not broken.absorbed and broken.broken == ("tests.test_b::y",)
     assert "cannot run there (KeyError)" in broken.note
-    part = semantic_verdict([], f2p, report({"a::x": "passed"}), ["tests/test_b.py"])
+    part = semantic_verdict(
+        [], f2p, report({"a::x": "passed"}), conflicted_files=["tests/test_b.py"]
+    )
     assert not part.absorbed and part.unchecked == ("tests.test_b::y",)
     assert in_test_file("tests.v1.test_c.TestK::t", "tests/v1/test_c.py")
 
@@ -522,3 +524,49 @@ def test_a_lock_left_by_a_killed_git_does_not_block_the_next_run(
     lock.write_text("")  # git was killed with forkkit (kill -9 of the group)
     assert statuses(rebase(toy_project, target, QUICK)) == ["clean"]
     assert not lock.exists()
+
+
+# --- issue 12: one result cache -------------------------------------------------
+
+
+def test_a_changed_deselect_is_not_served_from_the_result_cache(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The semantic check's pytest runs are cached by the one result cache,
+    whose key holds fork.toml's ``deselect``: changing it runs them again."""
+    calc = toy_release({"toy/calc.py": CALC_FIXED_BY_DECORATOR})
+    target = onto(toy_project, toy_upstream, "1.1", calc)
+    opts = Options(red_green=False)
+    assert statuses(rebase(toy_project, target, opts)) == ["absorbed-semantic"]
+    capsys.readouterr()
+    assert statuses(rebase(toy_project, target, opts)) == ["absorbed-semantic"]
+    assert "cached" in capsys.readouterr().err  # same tree, env, args: reused
+    text = toy_project.path.read_text()
+    deselect = '[fix]\ndeselect = ["tests/test_calc.py::test_nothing"]\n'
+    toy_project.path.write_text(text.replace("[fix]\n", deselect))
+    cfg = load_config(toy_project.path)
+    assert cfg.fix.deselect == ("tests/test_calc.py::test_nothing",)
+    assert statuses(rebase(cfg, target, opts)) == ["absorbed-semantic"]
+    assert "cached" not in capsys.readouterr().err
+
+
+def test_the_sha256_comes_from_the_index_or_the_pin_never_the_file(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    path, sha = toy_upstream.publish("1.1", toy_release({"toy/x.py": ""}))
+    page = toy_upstream.sdist_dir / "index.json"
+    data = json.loads(page.read_text())
+    assert resolve_target(toy_project, "toy==1.1").pin["sha256"] == sha
+    for entry in data["files"]:
+        entry["hashes"] = {}  # an index that publishes no hash
+    page.write_text(json.dumps(data))
+    with pytest.raises(ForkkitError, match="publishes no sha256"):
+        resolve_target(toy_project, "toy==1.1")
+    pinned = resolve_target(toy_project, "toy==1.1", sha256="ab" * 32)
+    assert pinned.pin["sha256"] == "ab" * 32 and "--sha256" in pinned.trust
+    page.unlink()  # a bare folder of sdists is no index to resolve against
+    with pytest.raises(ForkkitError, match="cannot read the package index"):
+        resolve_target(toy_project, "toy==1.1")
+    assert path.is_file()

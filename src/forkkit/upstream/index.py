@@ -16,6 +16,9 @@ from forkkit.config import check_url
 from forkkit.errors import ForkkitError
 
 _PEP691 = "application/vnd.pypi.simple.v1+json"
+# A ``file://`` index has no server to ask: its project page is a static
+# PEP 691 file, ``NAME/index.json``, which publishes each file's sha256.
+STATIC_PAGE = "index.json"
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ def project_page(name: str, index_url: str) -> tuple[dict[str, object], str]:
     """The PEP 691 project page of ``name`` on ``index_url``, and its URL."""
     check_url(index_url, "upstream index_url")
     url = f"{index_url.rstrip('/')}/{name}/"
+    if index_url.startswith("file:"):
+        url += STATIC_PAGE
     req = urllib.request.Request(url, headers={"Accept": _PEP691})
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
@@ -95,7 +100,8 @@ def project_page(name: str, index_url: str) -> tuple[dict[str, object], str]:
 
 
 def resolve_sdist(name: str, version: str, index_url: str) -> SdistRef:
-    """Look up the sdist of ``name==version`` on a PEP 691 simple index."""
+    """Look up the sdist of ``name==version`` on a PEP 691 simple index (a
+    ``file://`` index: its static ``NAME/index.json`` pages)."""
     data, page = project_page(name, index_url)
     return pick_sdist(data, name, version, base_url=page)
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from forkkit.commands.rebase.absorb import RebaseResult
+from forkkit.commands.rebase.model import RebaseResult
 from forkkit.errors import ForkkitError
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forkkit.commands.rebase.absorb import render_markdown as render_rebase
-from forkkit.commands.rebase.run import Options, rebase, resolve_target
+from forkkit.commands.rebase.model import Options
+from forkkit.commands.rebase.render import render_markdown as render_rebase
+from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.commands.watch.model import (
     REBASE_STEM,
     WatchOptions,

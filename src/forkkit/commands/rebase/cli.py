@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit rebase`` on the command line: parse, rebase, publish the reports."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from forkkit.cliopts import add_proof_options
+from forkkit.commands.rebase.model import Options
+from forkkit.commands.rebase.render import render_markdown, to_json, verdict_line
+from forkkit.commands.rebase.run import rebase, resolve_target
+from forkkit.config import ForkConfig
+from forkkit.output.report import append_step_summary, write_reports
+
+REPORT_STEM = "rebase"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit rebase`` options."""
+    g = parser.add_mutually_exclusive_group(required=True)
+    g.add_argument(
+        "--onto", metavar="NAME==VERSION", help="a PyPI release, e.g. vllm==0.31.0"
+    )
+    g.add_argument(
+        "--onto-rev", metavar="REV", help="an upstream git revision (git source)"
+    )
+    parser.add_argument(
+        "--sha256", help="pin the new sdist's sha256 instead of trusting the index"
+    )
+    parser.add_argument(
+        "--apply",
+        action="store_true",
+        help="when rebased and proven by red/green, replace patches/ and re-pin "
+        "fork.toml (default: dry run into <workdir>/rebase/out)",
+    )
+    parser.add_argument(
+        "--apply-unproven",
+        action="store_true",
+        help="like --apply, but write a result that has no valid red/green proof "
+        "(e.g. with --no-red-green); the report says unproven",
+    )
+    parser.add_argument(
+        "--no-semantic",
+        action="store_true",
+        help="skip the test-based (semantic) absorption check",
+    )
+    parser.add_argument(
+        "--no-red-green", action="store_true", help="skip red/green on the result"
+    )
+    parser.add_argument(
+        "--timeout", type=float, help="seconds each pytest run may take (default: none)"
+    )
+    add_proof_options(parser)
+
+
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Run the rebase, publish its reports as reports/rebase/; exit 0 only
+    when it rebased (and, with --apply, wrote the result)."""
+    opts = Options(
+        apply=args.apply or args.apply_unproven,
+        apply_unproven=args.apply_unproven,
+        semantic=not args.no_semantic,
+        red_green=not args.no_red_green,
+        related=not args.focused_only,
+        pytest_args=tuple(args.pytest_args),
+        timeout=args.timeout,
+    )
+    with cfg.work.run_folder(REPORT_STEM) as folder:
+        target = resolve_target(
+            cfg, args.onto, onto_rev=args.onto_rev, sha256=args.sha256
+        )
+        result = rebase(cfg, target, opts, reports=folder.path / "red-green")
+        markdown = render_markdown(result)
+        md, js = write_reports(folder.path, REPORT_STEM, markdown, to_json(result))
+    append_step_summary(markdown)
+    for p in result.patches:
+        print(f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else ""))
+    print(verdict_line(result))
+    print(
+        f"report: {folder.dest / md.name}\njson: {folder.dest / js.name}",
+        file=sys.stderr,
+    )
+    return 0 if result.ok and (result.written or not opts.apply) else 1

@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The vocabulary of ``forkkit rebase``: options, per-patch verdicts, the result.
+
+Pure dataclasses; :mod:`forkkit.commands.rebase.absorb` holds the pure
+analysis, :mod:`forkkit.commands.rebase.run` does the I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from forkkit.config import UpstreamSpec
+
+Status = Literal[
+    "clean",  # git am applied it as is (offsets allowed, no fuzz)
+    "3way",  # applied with a 3-way merge against the old base blobs
+    "rerere",  # 3-way with conflicts that a recorded resolution replayed
+    "conflict",  # 3-way left conflict markers: resolve, then rerun
+    "absorbed-textual",  # upstream already has this exact change
+    "absorbed-semantic",  # upstream fixed it differently: tests pass without it
+    "not-tried",  # after a conflict, later patches wait
+]
+ABSORBED: tuple[Status, ...] = ("absorbed-textual", "absorbed-semantic")
+APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere")
+Outcome = Literal["rebased", "retire", "conflict", "proof-failed"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The upstream to rebase onto and the fork.toml lines that would pin it."""
+
+    spec: UpstreamSpec
+    trust: str
+    pin: dict[str, str]
+    optional: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Options:
+    """How far the rebase goes."""
+
+    apply: bool = False
+    apply_unproven: bool = False  # --apply without a valid red/green proof
+    semantic: bool = True
+    red_green: bool = True
+    related: bool = True
+    pytest_args: tuple[str, ...] = ()
+    timeout: float | None = None  # seconds each pytest run may take
+
+
+@dataclass(frozen=True)
+class SemanticCheck:
+    """Whether a patch's FAIL_TO_PASS tests pass on the new upstream without it."""
+
+    targets: tuple[str, ...]
+    fail_to_pass: tuple[str, ...]  # measured on the old base (red -> green)
+    passed: tuple[str, ...] = ()  # of those, passing on new upstream + tests only
+    failed: tuple[str, ...] = ()  # failing on an assertion: the bug is there
+    broken: tuple[str, ...] = ()  # failing otherwise (e.g. AttributeError)
+    unchecked: tuple[str, ...] = ()  # not run: their test file conflicts
+    others_failing: tuple[str, ...] = ()  # other tests of the run failing there
+    note: str = ""
+
+    @property
+    def absorbed(self) -> bool:
+        return bool(self.passed) and not (self.failed or self.broken or self.unchecked)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "targets": list(self.targets),
+            "fail_to_pass_old": list(self.fail_to_pass),
+            "pass_without_fix_new": list(self.passed),
+            "fail_without_fix_new": list(self.failed),
+            "broken_new": list(self.broken),
+            "unchecked": list(self.unchecked),
+            "others_failing_new": list(self.others_failing),
+            "absorbed": self.absorbed,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One conflicted file left in the rebase worktree."""
+
+    path: str
+    regions: tuple[tuple[int, int], ...]  # conflict-marker line ranges
+    hunks: tuple[str, ...]  # the patch's hunks that do not apply there
+
+    def describe(self) -> str:
+        where = ", ".join(f"lines {a}-{b}" for a, b in self.regions) or "no markers"
+        return f"{self.path} ({where}); " + ("; ".join(self.hunks) or "whole file")
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """What happened to one patch of the series."""
+
+    name: str
+    subject: str
+    status: Status
+    detail: str = ""
+    old_commit: str = ""
+    new_commit: str = ""
+    conflicts: tuple[Conflict, ...] = ()
+    semantic: SemanticCheck | None = None
+
+    @property
+    def absorbed(self) -> bool:
+        return self.status in ABSORBED
+
+    @property
+    def carries(self) -> bool:
+        return self.status in APPLIED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "subject": self.subject,
+            "status": self.status,
+            "detail": self.detail,
+            "absorbed": self.absorbed,
+            "carries": self.carries,
+            "old_commit": self.old_commit,
+            "new_commit": self.new_commit,
+            "conflicts": [
+                {
+                    "path": c.path,
+                    "regions": [list(r) for r in c.regions],
+                    "hunks": list(c.hunks),
+                }
+                for c in self.conflicts
+            ],
+            "semantic": self.semantic.to_json() if self.semantic else None,
+        }
+
+
+@dataclass(frozen=True)
+class RebaseResult:
+    """The whole rebase: per-patch verdicts, the new series, the proof."""
+
+    old_label: str
+    new_label: str
+    new_pin: dict[str, str]
+    trust: str
+    patches: tuple[PatchResult, ...]
+    repo: str
+    out_dir: str = ""
+    new_series: tuple[str, ...] = ()
+    range_diff: str = ""
+    proof: dict[str, Any] | None = None  # RedGreenResult.to_json()
+    proof_markdown: str = ""
+    proof_valid: bool | None = None  # None: not run
+    written: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def absorbed(self) -> list[PatchResult]:
+        return [p for p in self.patches if p.absorbed]
+
+    @property
+    def carried(self) -> list[PatchResult]:
+        return [p for p in self.patches if p.carries]
+
+    @property
+    def conflicted(self) -> list[PatchResult]:
+        return [p for p in self.patches if p.status == "conflict"]
+
+    @property
+    def can_retire(self) -> bool:
+        return bool(self.patches) and all(p.absorbed for p in self.patches)
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.conflicted:
+            return "conflict"
+        if self.can_retire:
+            return "retire"
+        if self.proof_valid is False:
+            return "proof-failed"
+        return "rebased"
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome in ("rebased", "retire")
+
+    @property
+    def unproven(self) -> bool:
+        """Rebased, but no valid red/green shows the carried series works."""
+        return self.ok and bool(self.new_series) and self.proof_valid is not True
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old_label,
+            "new": self.new_label,
+            "new_pin": self.new_pin,
+            "trust": self.trust,
+            "outcome": self.outcome,
+            "ok": self.ok,
+            "can_retire": self.can_retire,
+            "absorbed": [p.name for p in self.absorbed],
+            "carried": [p.name for p in self.carried],
+            "patches": [p.to_json() for p in self.patches],
+            "repo": self.repo,
+            "out_dir": self.out_dir,
+            "new_series": list(self.new_series),
+            "range_diff": self.range_diff,
+            "proof_valid": self.proof_valid,
+            "unproven": self.unproven,
+            "proof": self.proof,
+            "written": self.written,
+            "notes": list(self.notes),
+        }

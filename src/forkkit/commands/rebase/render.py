@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The reports of ``forkkit rebase``: the verdict line and the Markdown report
+(the JSON report is :meth:`RebaseResult.to_json`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from forkkit.commands.rebase.model import PatchResult, RebaseResult
+from forkkit.output.report import md_table
+
+_STATUS_TEXT: dict[str, str] = {
+    "clean": "applied cleanly",
+    "3way": "applied with a 3-way merge",
+    "rerere": "3-way; conflicts replayed from a recorded resolution",
+    "conflict": "CONFLICT",
+    "absorbed-textual": "absorbed upstream (textually)",
+    "absorbed-semantic": "absorbed upstream (semantically)",
+    "not-tried": "not tried (an earlier patch conflicts)",
+}
+_SEMANTIC_COLUMNS = [
+    "patch",
+    "targets",
+    "FAIL_TO_PASS (old)",
+    "pass without fix (new)",
+    "fail without fix (new)",
+    "cannot run (new)",
+    "not checked (conflict)",
+    "other failures (new)",
+    "absorbed",
+]
+
+
+def to_json(result: RebaseResult) -> dict[str, Any]:
+    """The JSON report."""
+    return result.to_json()
+
+
+def verdict_line(result: RebaseResult) -> str:
+    """One sentence: what the rebase means for the fork."""
+    absorbed = ", ".join(p.name for p in result.absorbed) or "none"
+    carried = ", ".join(p.name for p in result.carried) or "none"
+    if not result.patches:
+        return f"The series is empty: nothing to carry onto {result.new_label}."
+    if result.outcome == "conflict":
+        names = ", ".join(p.name for p in result.conflicted)
+        return f"Rebase onto {result.new_label} stopped: {names} conflicts."
+    if result.can_retire:
+        return (
+            f"Every patch is absorbed by {result.new_label}: the fork can retire "
+            "(drop the series, depend on upstream)."
+        )
+    return (
+        f"Still carried on {result.new_label}: {carried}. "
+        f"Absorbed upstream: {absorbed}. The fork cannot retire yet."
+    )
+
+
+def _summary(result: RebaseResult) -> list[str]:
+    """The title, the verdict and the list of facts under it."""
+    out = [
+        f"# Rebase: {result.old_label} → {result.new_label}\n",
+        f"**{verdict_line(result)}**\n",
+        f"- New pin: {', '.join(f'{k} `{v}`' for k, v in result.new_pin.items())}",
+        f"- Trust: {result.trust}",
+        f"- Rebase repo (rerere cache in .git/rr-cache): `{result.repo}`",
+    ]
+    if result.out_dir:
+        out.append(f"- Refreshed series: `{result.out_dir}`")
+    written = "yes" if result.written else "no (dry run, not successful, or unproven)"
+    out.append(f"- Written to patches/ and fork.toml: {written}")
+    if result.unproven:
+        out.append("- Proof: **unproven**: no valid red/green on the refreshed series")
+    return out
+
+
+def _patch_table(result: RebaseResult) -> str:
+    rows = []
+    for p in result.patches:
+        detail = p.detail
+        if p.semantic:
+            detail = f"{detail}; {p.semantic.note}".strip("; ")
+        rows.append([p.name, p.subject, _STATUS_TEXT[p.status], detail])
+    return md_table(["patch", "subject", "result", "detail"], rows)
+
+
+def _conflicts(result: RebaseResult) -> list[str]:
+    out: list[str] = []
+    for p in result.conflicted:
+        out.append(f"## Conflict in {p.name}\n")
+        out += [f"- {c.describe()}" for c in p.conflicts]
+        out.append(
+            f"\nResolve the markers in `{result.repo}` (edit the files; no need to "
+            "commit), then rerun the same command: git rerere records the "
+            "resolution and replays it.\n"
+        )
+    return out
+
+
+def _semantic_row(p: PatchResult) -> list[object]:
+    s = p.semantic
+    assert s is not None
+    counts = (s.fail_to_pass, s.passed, s.failed, s.broken, s.unchecked)
+    return [
+        p.name,
+        ", ".join(s.targets),
+        *(len(c) for c in counts),
+        len(s.others_failing),
+        "yes" if s.absorbed else "no",
+    ]
+
+
+def _semantic(result: RebaseResult) -> list[str]:
+    sem = [p for p in result.patches if p.semantic]
+    if not sem:
+        return []
+    return [
+        "## Semantic absorption checks\n",
+        "Tests run on the new upstream with only the patch's test changes "
+        "(runtime fix not applied).\n",
+        md_table(_SEMANTIC_COLUMNS, [_semantic_row(p) for p in sem]),
+    ]
+
+
+def _tail(result: RebaseResult) -> list[str]:
+    """The range-diff, the red/green proof and the notes."""
+    out: list[str] = []
+    if result.range_diff:
+        out += [
+            "## Range-diff (old series vs new)\n",
+            "```",
+            result.range_diff.rstrip(),
+            "```\n",
+        ]
+    if result.proof_markdown:
+        # nest the red/green report's headings under this section
+        proof = re.sub(
+            r"^(#{1,5}) ", r"#\1 ", result.proof_markdown.rstrip(), flags=re.M
+        )
+        out += ["## Red/green on the rebased series\n", proof, ""]
+    elif result.proof_valid is None and not result.conflicted and result.carried:
+        out.append("## Red/green on the rebased series\n\nNot run: unproven.\n")
+    if result.notes:
+        out.append("## Notes\n")
+        out += [f"- {n}" for n in result.notes]
+        out.append("")
+    return out
+
+
+def render_markdown(result: RebaseResult) -> str:
+    """The PR-ready Markdown report."""
+    out = [*_summary(result), "", "## Patches\n", _patch_table(result)]
+    out += _conflicts(result) + _semantic(result) + _tail(result)
+    return "\n".join(out) + "\n"

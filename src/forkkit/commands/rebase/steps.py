@@ -1,0 +1,371 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The steps of ``forkkit rebase`` on its persistent repo: moving one patch
+onto the new upstream (``git am``, cherry-pick with rerere), judging it
+(textual and semantic absorption), and pruning tests-only commits.
+
+Tests run through the one routine of :mod:`forkkit.testing.suiterun` (its
+result cache and timeout), on commits of the rebase repo checked out in one
+scratch worktree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forkkit.commands.rebase.absorb import (
+    conflict_regions,
+    patch_targets,
+    semantic_verdict,
+    split_runtime,
+)
+from forkkit.commands.rebase.model import (
+    Conflict,
+    Options,
+    PatchResult,
+    SemanticCheck,
+    Status,
+    Target,
+)
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.output.progress import say
+from forkkit.patches.diff import split_hunks
+from forkkit.patches.series import Patch, Series
+from forkkit.patches.testids import target_file
+from forkkit.testing.cache import ResultCache
+from forkkit.testing.classify import classify
+from forkkit.testing.env import ensure_testenv
+from forkkit.testing.junit import JunitReport
+from forkkit.testing.suiterun import run_with_runtime_from
+from forkkit.vcs import Repo, merge
+
+BRANCH = "rebase"
+TESTS_ONLY_TRAILER = "Forkkit-Tests-Only"
+
+
+def open_repo(path: Path) -> tuple[Repo, int]:
+    """The persistent rebase repo, rerere on; salvage a previous conflict.
+
+    A conflict left by an earlier run may have been resolved by hand since:
+    ``git rerere`` records that resolution before the repo is reset, so this
+    run replays it. Returns the repo and how many resolutions were recorded.
+    """
+    repo = Repo(path) if Repo.is_repo_root(path) else Repo.init(path)
+    for lock in merge.clear_stale_locks(repo):
+        say(f"removed {lock} (left by an interrupted run)")
+    merge.enable_rerere(repo)
+    recorded = merge.record_resolutions(repo)
+    if recorded:
+        say(f"recorded {recorded} conflict resolution(s) from the previous run")
+    merge.reset_scratch(repo)
+    return repo, recorded
+
+
+def _failing_hunks(repo: Repo, patch: Patch) -> dict[str, list[str]]:
+    """Per file, the patch's hunks that do not apply to the worktree."""
+    bad: dict[str, list[str]] = {}
+    for hunk in split_hunks(patch.path.read_text(errors="replace")):
+        if not repo.check_patch(hunk.text).ok:
+            bad.setdefault(hunk.path, []).append(hunk.describe())
+    return bad
+
+
+# --- one rebase ---------------------------------------------------------------
+
+
+@dataclass
+class RebaseState:
+    """State of one rebase (I/O side): its repo, options and notes."""
+
+    cfg: ForkConfig
+    target: Target
+    opts: Options
+    repo: Repo
+    series: Series
+    stack: ExitStack  # holds the scratch worktree tests run in
+    series_text: str  # patches/series as read at the start, comments and all
+    notes: list[str] = field(default_factory=list)
+    check: Repo | None = None
+    last_red: str | None = None  # new base + the last checked patch's tests
+
+    # -- tests ---------------------------------------------------------------
+
+    def _checkout(self, commit: str) -> Path:
+        """``commit`` checked out (clean) in the one scratch worktree."""
+        if self.check is None:
+            self.check = self.stack.enter_context(self.repo.worktree(commit, "check"))
+        self.check.detach(commit)
+        return self.check.path
+
+    def _pytest(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
+        """Run ``targets`` on ``commit``'s tree (the result cache gives back a
+        run of the same tree, env, arguments, deselect list and targets)."""
+        tree = self._checkout(commit)
+        done = run_with_runtime_from(
+            tree,
+            commit,
+            targets,
+            runtime_files=(),
+            env=ensure_testenv(self.cfg, tree),
+            out_dir=self.cfg.work.rebase_dir("runs"),
+            name=name,
+            pytest_args=self.opts.pytest_args,
+            timeout=self.opts.timeout,
+            stream=False,
+            head=commit,
+            cache=ResultCache(self.cfg.work.results),
+        )
+        if done.report is None:
+            raise ForkkitError(done.problem)
+        how = (
+            "cached: same tree, env and tests" if done.cached else f"log {done.run.log}"
+        )
+        say(f"{name}: {done.report.summary()} ({how})")
+        return done.report
+
+    def _fail_to_pass_old(
+        self, patch: Patch, old_commit: str, *, tests: list[str], targets: list[str]
+    ) -> list[str]:
+        """The patch's FAIL_TO_PASS tests on the old base: its tests without vs
+        with its runtime change, on top of the patches before it."""
+        red = merge.overlay(
+            self.repo,
+            base=f"{old_commit}^",
+            files=merge.entries(self.repo, tests, rev=old_commit),
+            message=f"red: {patch.name} tests without its runtime change (old base)",
+        )
+        stem = patch.path.stem[:40]
+        red_run = self._pytest(red, targets, f"{stem}-old-red")
+        green_run = self._pytest(old_commit, targets, f"{stem}-old-green")
+        return classify(red_run, green_run).ids("FAIL_TO_PASS")
+
+    def semantic(
+        self,
+        patch: Patch,
+        old_commit: str,
+        *,
+        new_prev: str,
+        test_source: str | None,
+    ) -> SemanticCheck | None:
+        """Do the patch's FAIL_TO_PASS tests pass on the new upstream without it?
+
+        ``test_source`` holds the patch's rebased test files (a commit, or
+        ``None`` for the index of a conflicted cherry-pick).
+        """
+        self.last_red = None
+        if not self.opts.semantic:
+            return None
+        runtime, tests = split_runtime(patch.files, self.cfg.fix.runtime_files)
+        targets = patch_targets(self.cfg.fix.focused_tests, patch.files)
+        if not runtime or not tests or not targets:
+            return SemanticCheck(
+                tuple(targets), (), note="not applicable: no runtime/test split"
+            )
+        files = merge.entries(self.repo, tests, rev=test_source)
+        conflicted: list[str] = []
+        if test_source is None:
+            # a conflicted cherry-pick: its conflicted test files keep the
+            # new upstream's version, and their tests are not judged
+            unmerged = set(self.repo.unmerged())
+            conflicted = [p for p in tests if p in unmerged]
+            files.update(merge.entries(self.repo, conflicted, rev=new_prev))
+        run_targets = [t for t in targets if target_file(t) not in conflicted]
+        if not run_targets:
+            return SemanticCheck(
+                tuple(targets), (), note="not checked: the test changes conflict too"
+            )
+        try:
+            f2p = self._fail_to_pass_old(
+                patch, old_commit, tests=tests, targets=targets
+            )
+            if not f2p:
+                return SemanticCheck(
+                    tuple(targets),
+                    (),
+                    note="not applicable: no FAIL_TO_PASS test on the old base",
+                )
+            red = merge.overlay(
+                self.repo,
+                base=new_prev,
+                files=files,
+                message=f"red: {patch.name} tests without its runtime change "
+                "(new base)",
+            )
+            self.last_red = red
+            red_new = self._pytest(red, run_targets, f"{patch.path.stem[:40]}-new-red")
+        except ForkkitError as exc:
+            return SemanticCheck(tuple(targets), (), note=f"not checked: {exc}")
+        return semantic_verdict(targets, f2p, red_new, conflicted_files=conflicted)
+
+    # -- applying ------------------------------------------------------------
+
+    def _conflicts(self, bad: dict[str, list[str]]) -> tuple[Conflict, ...]:
+        found = []
+        for path in self.repo.unmerged():
+            f = self.repo.path / path
+            text = f.read_text(errors="replace") if f.is_file() else ""
+            found.append(
+                Conflict(path, tuple(conflict_regions(text)), tuple(bad.get(path, [])))
+            )
+        return tuple(found)
+
+    def _tests_only(self, old_commit: str, red: str) -> str:
+        """Replace HEAD by a commit of only the patch's tests (``red``'s tree).
+
+        Later patches may build on those tests; :func:`prune_tests_only`
+        drops the commit again where nothing does.
+        """
+        repo = self.repo
+        msg = (
+            f"[Tests] {repo.message(old_commit)}\n{TESTS_ONLY_TRAILER}: runtime "
+            f"change absorbed by {self.target.spec.label}\n"
+        )
+        parent = repo.rev(f"{red}^")
+        assert parent  # an overlay commit has one
+        tree = repo.tree(red)
+        if tree == repo.tree(parent):
+            repo.reset_hard(parent)
+            return ""  # its tests are upstream's already
+        author = repo.author(old_commit)
+        sha = repo.commit_tree(tree=tree, message=msg, parents=[parent], author=author)
+        repo.reset_hard(sha)
+        return sha
+
+    def _textually_absorbed(
+        self, patch: Patch, old_commit: str, *, old_base: str, new_base: str
+    ) -> str:
+        """Why the patch is already in the new upstream ("" if it is not)."""
+        repo = self.repo
+        mine = repo.patch_id(repo.diff(a=f"{old_commit}^", b=old_commit))
+        theirs = repo.patch_id(repo.diff(a=old_base, b=new_base, paths=patch.files))
+        if mine and mine == theirs:
+            return "patch-id equals upstream's change to " + ", ".join(patch.files)
+        if repo.check_patch(patch.path, reverse=True).ok:
+            return "already in the new upstream (the patch reverse-applies)"
+        return ""
+
+    def _pick(
+        self, patch: Patch, res: PatchResult, *, head: str, bad: dict[str, list[str]]
+    ) -> Status | PatchResult:
+        """Cherry-pick (3-way, rerere): the status, or the final verdict."""
+        repo = self.repo
+        pick = merge.cherry_pick(repo, res.old_commit)
+        if pick.ok:
+            return "3way"
+        if pick.empty:
+            merge.skip_pick(repo)
+            repo.reset_hard(head)
+            return dataclasses.replace(
+                res,
+                status="absorbed-textual",
+                detail="applying it to the new upstream changes nothing",
+            )
+        if pick.replayed:
+            merge.continue_pick(repo)
+            return "rerere"
+        if not pick.unmerged:
+            raise ForkkitError(
+                f"{patch.name}: cherry-pick of {res.old_commit[:12]} failed "
+                f"({pick.message}); inspect {repo.path}"
+            )
+        conflicts = self._conflicts(bad)
+        sem = self.semantic(patch, res.old_commit, new_prev=head, test_source=None)
+        if sem and sem.absorbed and self.last_red:
+            merge.abort_pick(repo)
+            return dataclasses.replace(
+                res,
+                status="absorbed-semantic",
+                detail="conflicts with upstream's own change, which already fixes it",
+                semantic=sem,
+                new_commit=self._tests_only(res.old_commit, self.last_red),
+            )
+        return dataclasses.replace(
+            res, status="conflict", conflicts=conflicts, semantic=sem,
+            detail=f"{len(conflicts)} conflicted file(s)",
+        )  # fmt: skip
+
+    def apply_one(
+        self, patch: Patch, old_commit: str, *, old_base: str, new_base: str
+    ) -> PatchResult:
+        """Move one patch onto HEAD and judge it.
+
+        HEAD advances by the rebased commit, or by a tests-only commit when
+        the patch is absorbed semantically (later patches may need its tests).
+        """
+        repo = self.repo
+        res = PatchResult(patch.name, patch.subject, "clean", old_commit=old_commit)
+        head = merge.head(repo)
+        why = self._textually_absorbed(
+            patch, old_commit, old_base=old_base, new_base=new_base
+        )
+        if why:
+            return dataclasses.replace(res, status="absorbed-textual", detail=why)
+        status: Status = "clean"
+        bad: dict[str, list[str]] = {}
+        if not repo.am(patch.path).ok:
+            bad = _failing_hunks(repo, patch)
+            picked = self._pick(patch, res, head=head, bad=bad)
+            if isinstance(picked, PatchResult):
+                return picked
+            status = picked
+        new_commit = merge.head(repo)
+        detail = {
+            "clean": "",
+            "3way": "hunks moved: " + "; ".join(h for v in bad.values() for h in v),
+            "rerere": "replayed recorded resolution(s) from .git/rr-cache",
+        }[status]
+        sem = self.semantic(patch, old_commit, new_prev=head, test_source=new_commit)
+        if sem and sem.absorbed and self.last_red:
+            return dataclasses.replace(
+                res,
+                status="absorbed-semantic",
+                detail=f"applies ({status}) but upstream already fixes it differently",
+                semantic=sem,
+                new_commit=self._tests_only(old_commit, self.last_red),
+            )
+        return dataclasses.replace(
+            res, status=status, detail=detail, new_commit=new_commit, semantic=sem
+        )
+
+
+def prune_tests_only(
+    repo: Repo, new_base: str, results: Sequence[PatchResult]
+) -> list[PatchResult]:
+    """Drop the tests-only commits of absorbed patches that nothing builds on.
+
+    Each is dropped (last first) when every later commit still cherry-picks
+    cleanly without it; otherwise it stays and the result says which patch
+    needs it. With nothing carried, all go: the fork can retire.
+    """
+    out = list(results)
+    chain = [i for i, r in enumerate(out) if r.new_commit]
+    if not any(out[i].carries for i in chain):
+        for i in chain:
+            out[i] = dataclasses.replace(out[i], new_commit="")
+        chain = []
+    for idx in reversed([i for i in chain if out[i].absorbed]):
+        keep = [i for i in chain if i != idx]
+        repo.force_checkout(branch=BRANCH, rev=new_base)
+        picked: dict[int, str] = {}
+        for i in keep:
+            if not merge.cherry_pick(repo, out[i].new_commit).ok:
+                merge.abort_pick(repo)
+                out[idx] = dataclasses.replace(
+                    out[idx],
+                    detail=f"{out[idx].detail}; its test changes stay as a "
+                    f"tests-only patch: {out[i].name} builds on them",
+                )
+                break
+            picked[i] = merge.head(repo)
+        else:
+            out[idx] = dataclasses.replace(out[idx], new_commit="")
+            for i, sha in picked.items():
+                out[i] = dataclasses.replace(out[i], new_commit=sha)
+            chain = keep
+    head = out[chain[-1]].new_commit if chain else new_base
+    repo.force_checkout(branch=BRANCH, rev=head)
+    return out
