@@ -212,7 +212,7 @@ def run_cell(bench: Bench, plan: Plan) -> Cell:
             skipped_files=skipped,
             reused=f"{prev.side}@{prev.runtime}",
         )
-    result = _cached(bench, key, origin, present) or _pytest(
+    result = _cached(bench, key, origin=origin, targets=present) or _pytest(
         bench, key, origin=origin, targets=present
     )
     cell = _cell_from(base, result, notes)
@@ -231,7 +231,7 @@ class _Result:
 
 
 def _cached(
-    bench: Bench, key: ResultKey, origin: str, targets: tuple[str, ...]
+    bench: Bench, key: ResultKey, *, origin: str, targets: tuple[str, ...]
 ) -> _Result | None:
     """The cached result of ``key`` (an earlier command ran this exact tree),
     its files copied into the report folder."""

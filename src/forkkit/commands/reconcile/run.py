@@ -70,7 +70,7 @@ class Column:
 
 
 def _layers(
-    repo: Repo, change: tuple[str, str], diff: Diff, side: Side
+    repo: Repo, change: tuple[str, str], diff: Diff, *, side: Side
 ) -> tuple[Layer, Layer]:
     """A side's change (base, head) as its runtime layer (applied whole) and
     its test layer (applied file by file)."""
@@ -155,8 +155,8 @@ def _columns(
     repo: Repo, s: Sides, *, base_label: str, their_tree: bool
 ) -> tuple[list[Column], list[str]]:
     """Every runtime column, and notes on how they are built."""
-    o_rt, o_t = _layers(repo, (s.base, s.ours_head), s.ours, "ours")
-    t_rt, t_t = _layers(repo, (s.base, s.theirs_head), s.theirs, "theirs")
+    o_rt, o_t = _layers(repo, (s.base, s.ours_head), s.ours, side="ours")
+    t_rt, t_t = _layers(repo, (s.base, s.theirs_head), s.theirs, side="theirs")
     tree = f"{base_label} (our base)"
     on_base: dict[str, tuple[Layer, ...]] = {"ours": (o_t,), "theirs": (t_t,)}
     cols = [
@@ -253,15 +253,15 @@ def _compare(
         tests = _side_tests(sides, opts)
         env = ensure_testenv(cfg, fork.path)
         bench = Bench(
-            ws,
-            env,
-            out,
-            overlap,
-            ResultCache(cfg.work.results, fresh=opts.fresh),
+            ws=ws,
+            env=env,
+            out=out,
+            overlap=overlap,
+            cache=ResultCache(cfg.work.results, fresh=opts.fresh),
             pytest_args=opts.pytest_args,
             timeout=opts.timeout,
         )
-        cells = _run_cells(bench, tests, columns)
+        cells = _fill_cells(bench, tests, columns)
     classified = tuple(classify_side(s, cells) for s in tests)
     runtimes = tuple(col.runtime for col in columns)
     return ReconcileResult(
@@ -280,7 +280,7 @@ def _compare(
     )
 
 
-def _run_cells(
+def _fill_cells(
     bench: Bench, tests: list[SideTests], columns: list[Column]
 ) -> dict[tuple[str, str], Cell]:
     """Every side that brings tests, on every column: ``(side, runtime)`` ->
