@@ -78,7 +78,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "reconcile",
-        "forkkit.commands.reconcile.run",
+        "forkkit.commands.reconcile.cli",
         "compare/combine with a competing change",
     ),
     Command(

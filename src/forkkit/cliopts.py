@@ -97,9 +97,13 @@ def add_proof_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="red/green on the focused tests only (not the related suites)",
     )
+    add_pytest_args_option(parser)
+
+
+def add_pytest_args_option(
+    parser: argparse.ArgumentParser, help: str = "everything after this goes to pytest"
+) -> None:
+    """``--pytest-args ...``: the rest of the command line goes to pytest."""
     parser.add_argument(
-        "--pytest-args",
-        nargs=argparse.REMAINDER,
-        default=[],
-        help="everything after this goes to pytest",
+        "--pytest-args", nargs=argparse.REMAINDER, default=[], help=help
     )

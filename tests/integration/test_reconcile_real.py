@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.reconcile.run import Options, reconcile
+from forkkit.commands.reconcile.model import Options
+from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import load_config
 from forkkit.fork.seriesfiles import load_series
 

@@ -9,18 +9,19 @@ from typing import Any
 
 import pytest
 
-from forkkit.commands.reconcile.diffs import (
+from forkkit.commands.reconcile.matrix import build_matrix, cell_summary
+from forkkit.commands.reconcile.model import (
     Cell,
     ReconcileResult,
     Runtime,
     SideTests,
-    build_matrix,
-    cell_summary,
-    changed_test_modules,
     classify_side,
+    measure,
+)
+from forkkit.commands.reconcile.overlap import (
+    changed_test_modules,
     compute_overlap,
     in_folders,
-    measure,
     merge_targets,
     target_folders,
     touched_tests,
@@ -104,6 +105,42 @@ def test_parse_diff_statuses_spans_and_split(tmp_path: Path) -> None:
     assert hunk.span == (line, line)
     assert (hunk.added, hunk.removed) == (1, 1)
     assert changed_test_modules(diff) == ("tests/test_m.py",)
+
+
+def test_conftest_and_nested_tests_folders_count_as_test_files(
+    tmp_path: Path,
+) -> None:
+    """Reconcile takes its test-path rule from patches/paths.py (red/green's):
+    a ``conftest.py`` and any file in a nested ``tests`` folder are test code,
+    so they are counted as test files and never join a runtime layer."""
+    text = git_diff(
+        tmp_path,
+        {"pkg/m.py": "a = 1\n"},
+        {
+            "pkg/m.py": "a = 2\n",
+            "conftest.py": "import pytest\n",
+            "pkg/sub/tests/helpers.py": "def helper():\n    return 1\n",
+            "tests/test_m.py": "def test_x():\n    assert True\n",
+        },
+    )
+    diff = parse_diff(text, "t")
+    assert diff.runtime_paths == ("pkg/m.py",)
+    assert changed_test_modules(diff) == ("tests/test_m.py",)
+    res = ReconcileResult(
+        title="fix",
+        competitor="x.patch",
+        competitor_kind="patch",
+        base_label="toy 1.0",
+        ours=diff,
+        theirs=diff,
+        overlap=compute_overlap(diff, diff, {}),
+        sides=(),
+        runtimes=(),
+        cells={},
+        matrix=build_matrix((), (), {}),
+    )
+    stats = to_json(res)["ours"]["stats"]
+    assert (stats["test_files"], stats["runtime_files"]) == (3, 1)
 
 
 def test_parse_diff_rejects_non_diffs() -> None:

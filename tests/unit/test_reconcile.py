@@ -9,7 +9,9 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.commands.reconcile.cells import broken_modules
-from forkkit.commands.reconcile.run import Options, parse_competitor, reconcile
+from forkkit.commands.reconcile.competitor import parse_competitor
+from forkkit.commands.reconcile.model import Options
+from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.vcs.git import Git
@@ -107,6 +109,13 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     again, md2, _ = reconcile(cfg, str(patch))
     ran = [c for c in again.cells.values() if c.status == "ran"]
     assert ran and all(c.cached for c in ran)
+    # A cached result lands in the report folder like a fresh one (the one
+    # result cache of testing/cache.py, shared with red-green and rebase).
+    for c in ran:
+        if not c.reused:
+            name = f"{c.side}-on-{c.runtime}"
+            assert (md2.parent / "junit" / f"{name}.xml").is_file(), name
+            assert (md2.parent / "junit" / f"{name}.log").is_file(), name
     assert again.matrix.rows == result.matrix.rows
     assert "reused from earlier reconcile runs" in md2.read_text()
     fresh, _, _ = reconcile(cfg, str(patch), Options(fresh=True))

@@ -74,6 +74,23 @@ class CachedRun:
     command: str
     extra: dict[str, Any] = field(default_factory=dict)  # what the caller stored
 
+    def restore(self, out_dir: Path, name: str, targets: Sequence[str]) -> PytestRun:
+        """This run as a fresh one of ``targets``: its JUnit XML and log copied
+        into ``out_dir`` (as ``NAME.xml``/``NAME.log``), marked ``cached``."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
+        junit.write_bytes(self.junit.read_bytes())
+        log.write_bytes(self.log.read_bytes())
+        return PytestRun(
+            tuple(targets),
+            self.returncode,
+            junit,
+            log,
+            self.seconds,
+            self.command,
+            cached=True,
+        )
+
 
 @dataclass(frozen=True)
 class ResultCache:

@@ -25,7 +25,7 @@ from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.output.runprogress import LIVE, short_summary
 from forkkit.signals import signals_raise
-from forkkit.testing.cache import CachedRun, ResultCache, ResultKey
+from forkkit.testing.cache import ResultCache, ResultKey
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import JunitReport, parse_junit_text
 from forkkit.testing.pytest_run import PytestRun, run_pytest
@@ -166,7 +166,7 @@ def run_with_runtime_from(
     with signals_raise():
         if hit is not None:
             say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
-            run = _reuse(hit, out_dir, name, tests=tests)
+            run = hit.restore(out_dir, name, tests)
         elif in_place:
             require_committed(repo, "red-green")
             say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
@@ -209,25 +209,6 @@ def result_key(
 ) -> ResultKey:
     """The result-cache key of running ``tests`` on git tree ``tree``."""
     return ResultKey.of(env, tree, tests, pytest_args)
-
-
-def _reuse(
-    hit: CachedRun, out_dir: Path, name: str, *, tests: Sequence[str]
-) -> PytestRun:
-    """A cached run's JUnit and log, copied into this run's folder."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
-    junit.write_bytes(hit.junit.read_bytes())
-    log.write_bytes(hit.log.read_bytes())
-    return PytestRun(
-        tuple(tests),
-        hit.returncode,
-        junit,
-        log,
-        hit.seconds,
-        hit.command,
-        cached=True,
-    )
 
 
 def _console_summary(

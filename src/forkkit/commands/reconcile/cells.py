@@ -2,27 +2,22 @@
 """One cell of the reconcile behaviour matrix: one side's tests on one runtime.
 
 A cell's tree is assembled in a scratch worktree (:class:`Workspace`) from a
-root commit and layers of diffs, 3-way; its tests then run with pytest, or an
-identical earlier run is reused (:class:`RunCache`).
+root commit and layers of diffs, 3-way; its tests then run with pytest
+(:func:`forkkit.testing.pytest_run.run_pytest`, its timeout policy), or a
+finished run of the same tree comes back from the one result cache
+(:mod:`forkkit.testing.cache`), or from a cell of this reconcile.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from forkkit.commands.reconcile.diffs import (
-    Cell,
-    Overlap,
-    Runtime,
-    Side,
-    collection_kind,
-)
+from forkkit.commands.reconcile.model import Cell, Layer, Plan, collection_kind
+from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
-from forkkit.patches.diff import Diff
 from forkkit.patches.testids import junit_module, target_file
 from forkkit.testing.cache import ResultCache, ResultKey
 from forkkit.testing.env import TestEnv
@@ -30,24 +25,8 @@ from forkkit.testing.junit import JunitReport, load_errors, parse_junit
 from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.vcs import ApplyResult, Repo, combine
 
-
-@dataclass(frozen=True)
-class Layer:
-    """A diff applied on top of a tree (one side's runtime or tests part).
-
-    A runtime layer applies whole or not at all; a test layer applies file by
-    file, so one conflicting test file does not hide the others.
-    """
-
-    name: str
-    side: Side
-    parts: tuple[tuple[str, str], ...]  # (path, its diff), in path order
-    diff: Diff | None
-    per_file: bool = False
-
-    @property
-    def text(self) -> str:
-        return "".join(t for _, t in self.parts)
+# one module that cannot import must not stop the others
+COLLECT_ALL = "--continue-on-collection-errors"
 
 
 class Workspace:
@@ -146,62 +125,32 @@ def _conflict_lines(
 
 
 @dataclass(frozen=True)
-class Plan:
-    """Everything needed to run one cell."""
+class Bench:
+    """What every cell of one reconcile shares: the scratch worktree, the test
+    env, the pytest arguments, the result cache and the cells done so far."""
 
-    side: Side
-    runtime: Runtime
-    root: str
-    layers: tuple[Layer, ...]
-    targets: tuple[str, ...]
+    ws: Workspace
+    env: TestEnv
+    out: Path  # the report folder: layers/, junit/
+    overlap: Overlap
+    cache: ResultCache  # ``fresh``: stored, never read
+    pytest_args: tuple[str, ...] = ()
+    timeout: float | None = None
+    # result-cache digest -> the cell of this reconcile that ran that tree
+    done: dict[str, Cell] = field(default_factory=dict)
 
-
-class RunCache:
-    """Finished pytest runs by content: tree, targets, pytest args, interpreter.
-
-    Trees are content-addressed, so an identical tree (a side with no runtime
-    change, or a rerun of reconcile) is not run twice. Runs of earlier
-    commands come from the result cache at ``root`` (:mod:`forkkit.testing.cache`);
-    ``root`` None: this run only; ``fresh``: stored, never read.
-    """
-
-    def __init__(
-        self, root: Path | None, env: TestEnv, extra: list[str], *, fresh: bool = False
-    ) -> None:
-        self.results = ResultCache(root, fresh=fresh) if root is not None else None
-        self.env = env
-        # one module that cannot import must not stop the others
-        self.extra = ["--continue-on-collection-errors", *extra]
-        self.session: dict[str, Cell] = {}
-        self._keys: dict[str, ResultKey] = {}
-
-    def key(self, tree: str, targets: tuple[str, ...]) -> str:
-        """Digest of the tree, the pytest arguments and the environment."""
-        key = ResultKey.of(self.env, tree, targets, self.extra)
-        digest = key.digest()
-        self._keys[digest] = key
-        return digest
-
-    def stored(self, key: str) -> tuple[Path, dict[str, Any]] | None:
-        """A run of an earlier command: its JUnit file and metadata."""
-        hit = self.results.lookup(key) if self.results is not None else None
-        if hit is None:
-            return None
-        return hit.junit, {**hit.extra, "command": hit.command, "seconds": hit.seconds}
-
-    def store(self, key: str, run: PytestRun, extra: dict[str, Any]) -> None:
-        """Keep a finished run (not one that timed out or wrote no JUnit)."""
-        if self.results is None or run.timed_out or not run.junit.is_file():
-            return
-        self.results.put(self._keys[key], run, extra)
+    @property
+    def extra(self) -> list[str]:
+        """What every pytest command of reconcile gets besides the targets."""
+        return [COLLECT_ALL, *self.pytest_args]
 
 
 def _assemble(
-    ws: Workspace, plan: Plan, *, out: Path, overlap: Overlap
+    bench: Bench, plan: Plan
 ) -> tuple[tuple[str, ...], tuple[str, ...]] | Cell:
     """Apply a plan's layers; (conflict lines, skipped test files) or a
     conflict cell when a runtime layer does not apply."""
-    name = f"{plan.side}-on-{plan.runtime.key}"
+    ws, name = bench.ws, f"{plan.side}-on-{plan.runtime.key}"
     ws.reset(plan.root)
     conflicts: list[str] = []
     skipped: list[str] = []
@@ -210,13 +159,13 @@ def _assemble(
         for j, (path, text) in enumerate(chunks):
             if not text.strip():
                 continue
-            result = ws.apply(text, out / "layers" / f"{name}-{i}-{j}.diff")
+            result = ws.apply(text, bench.out / "layers" / f"{name}-{i}-{j}.diff")
             if result.ok:
                 continue
             files = ws.unmerged() or [path]
             shown = ", ".join(filter(None, files)) or result.path or "?"
             say(f"{name}: {layer.name}: {shown} conflict(s)")
-            lines = _conflict_lines(layer, files, result=result, overlap=overlap)
+            lines = _conflict_lines(layer, files, result=result, overlap=bench.overlap)
             if not layer.per_file:
                 return Cell(plan.side, plan.runtime.key, "conflict", conflict=lines)
             ws.restore(plan.root, path)
@@ -225,27 +174,18 @@ def _assemble(
     return tuple(conflicts), tuple(skipped)
 
 
-def run_cell(
-    ws: Workspace,
-    plan: Plan,
-    *,
-    env: TestEnv,
-    out: Path,
-    overlap: Overlap,
-    cache: RunCache,
-    timeout: float | None = None,
-) -> Cell:
+def run_cell(bench: Bench, plan: Plan) -> Cell:
     """Assemble a cell's tree and run its tests (or reuse an identical run).
 
     A runtime layer that does not apply makes the cell a conflict; a test file
     that does not apply is skipped and its tests count as conflicts.
     """
-    assembled = _assemble(ws, plan, out=out, overlap=overlap)
+    assembled = _assemble(bench, plan)
     if isinstance(assembled, Cell):
         return assembled
     conflicts, skipped = assembled
     runnable = [t for t in plan.targets if target_file(t) not in skipped]
-    present = tuple(t for t in runnable if (ws.path / target_file(t)).is_file())
+    present = tuple(t for t in runnable if (bench.ws.path / target_file(t)).is_file())
     absent = [t for t in runnable if t not in present]
     notes = [f"not in this tree: {', '.join(absent)}"] if absent else []
     base = Cell(
@@ -258,10 +198,11 @@ def run_cell(
     )
     if not present:
         return replace(base, status="conflict" if skipped else "not-applicable")
-    key = cache.key(ws.tree_id(), present)
+    key = ResultKey.of(bench.env, bench.ws.tree_id(), present, bench.extra)
+    digest = key.digest()
     origin = f"{plan.side}@{plan.runtime.key}"
-    if key in cache.session:
-        prev = cache.session[key]
+    prev = bench.done.get(digest)
+    if prev is not None:
         say(f"{origin}: same tree as {prev.side}@{prev.runtime}, not run again")
         return replace(
             prev,
@@ -271,73 +212,60 @@ def run_cell(
             skipped_files=skipped,
             reused=f"{prev.side}@{prev.runtime}",
         )
-    ran = _stored_run(cache, key, origin) or _run_targets(
-        env,
-        ws.path,
-        key=key,
-        targets=present,
-        out=out / "junit",
-        origin=origin,
-        cache=cache,
-        timeout=timeout,
+    result = _cached(bench, key, origin=origin, targets=present) or _pytest(
+        bench, key, origin=origin, targets=present
     )
-    cell = _cell_from(base, ran, notes)
-    cache.session[key] = cell
+    cell = _cell_from(base, result, notes)
+    bench.done[digest] = cell
     return cell
 
 
 @dataclass(frozen=True)
-class _Ran:
-    """What one cell's pytest run left: fresh, or stored by an earlier reconcile."""
+class _Result:
+    """What a cell's pytest run left: a fresh run, or a cached result."""
 
-    junit: Path
-    command: str
-    seconds: float
+    run: PytestRun
     broken: dict[str, str]
     reasons: tuple[str, ...]
     notes: tuple[str, ...]
-    timed_out: bool = False
-    cached: bool = False
 
 
-def _stored_run(cache: RunCache, key: str, origin: str) -> _Ran | None:
-    stored = cache.stored(key)
-    if stored is None:
+def _cached(
+    bench: Bench, key: ResultKey, *, origin: str, targets: tuple[str, ...]
+) -> _Result | None:
+    """The cached result of ``key`` (an earlier command ran this exact tree),
+    its files copied into the report folder."""
+    hit = bench.cache.get(key)
+    if hit is None:
         return None
     say(f"{origin}: this exact tree ran in an earlier reconcile; reusing it")
-    junit, meta = stored
-    broken, reasons = broken_modules(junit)
-    broken.update(meta.get("broken", {}))
-    reasons = tuple(dict.fromkeys([*meta.get("reasons", []), *reasons]))
-    notes = tuple(meta.get("notes", []))
-    return _Ran(
-        junit, meta["command"], meta["seconds"], broken, reasons, notes, False, True
-    )
+    run = hit.restore(bench.out / "junit", origin.replace("@", "-on-"), targets)
+    broken, reasons = broken_modules(run.junit)
+    broken.update(hit.extra.get("broken", {}))
+    reasons = tuple(dict.fromkeys([*hit.extra.get("reasons", []), *reasons]))
+    return _Result(run, broken, reasons, tuple(hit.extra.get("notes", [])))
 
 
-def _run_targets(
-    env: TestEnv,
-    tree: Path,
-    *,
-    key: str,
-    targets: tuple[str, ...],
-    out: Path,
-    origin: str,
-    cache: RunCache,
-    timeout: float | None,
-) -> _Ran:
-    """Run pytest, and keep the run in ``cache`` under ``key``.
+def _pytest(
+    bench: Bench, key: ResultKey, *, origin: str, targets: tuple[str, ...]
+) -> _Result:
+    """Run pytest, and keep a finished run in the result cache under ``key``.
 
     pytest aborts the whole session when a node id names a test in a module
     that does not import (even with --continue-on-collection-errors): those
     node ids are dropped and the rest runs again, so one broken module never
     hides the others.
     """
-    name = origin.replace("@", "-on-")
-    with step(f"{origin}: {len(targets)} target(s)"):
-        run = run_pytest(
-            env, tree, list(targets), out, name, cache.extra, False, timeout
+    name, out, timeout = origin.replace("@", "-on-"), bench.out / "junit", bench.timeout
+
+    def pytest_on(chosen: tuple[str, ...]) -> PytestRun:
+        tree, extra = bench.ws.path, bench.extra
+        return run_pytest(
+            bench.env, tree, list(chosen), out, name, extra, False, timeout
         )
+
+    with step(f"{origin}: {len(targets)} target(s)"):
+        run = pytest_on(targets)
     broken, reasons = broken_modules(run.junit)
     notes: list[str] = []
     dropped = [
@@ -347,9 +275,7 @@ def _run_targets(
     if dropped and rest and not run.timed_out:
         notes.append(f"reran without {len(dropped)} node id(s) of unimportable modules")
         with step(f"{origin}: {len(rest)} target(s), again"):
-            run = run_pytest(
-                env, tree, list(rest), out, name, cache.extra, False, timeout
-            )
+            run = pytest_on(rest)
         more, why = broken_modules(run.junit)
         broken.update(more)
         reasons = tuple(dict.fromkeys([*reasons, *why]))
@@ -359,38 +285,34 @@ def _run_targets(
         notes.append(
             f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
         )
-    cache.store(key, run, {"broken": broken, "reasons": reasons, "notes": notes})
-    return _Ran(
-        run.junit,
-        run.command,
-        run.seconds,
-        broken,
-        reasons,
-        tuple(notes),
-        timed_out=run.timed_out,
-    )
+    if not run.timed_out and run.junit.is_file():
+        extra = {"broken": broken, "reasons": reasons, "notes": notes}
+        bench.cache.put(key, run, extra)
+    return _Result(run, broken, reasons, tuple(notes))
 
 
-def _cell_from(base: Cell, ran: _Ran, notes: list[str]) -> Cell:
+def _cell_from(base: Cell, result: _Result, notes: list[str]) -> Cell:
     """A ran cell from its JUnit file (missing or unreadable: an empty report,
     and the cell is not ``finished``)."""
-    finished = ran.junit.is_file() and not ran.timed_out
+    run = result.run
+    finished = run.junit.is_file() and not run.timed_out
     try:
-        report = parse_junit(ran.junit) if finished else JunitReport()
+        report = parse_junit(run.junit) if finished else JunitReport()
     except ForkkitError:
         report, finished = JunitReport(), False
-    notes = [*notes, *ran.notes]
-    if ran.reasons:
+    notes = [*notes, *result.notes]
+    if result.reasons:
         notes.append(
-            f"{len(ran.broken)} module(s) not collected: " + "; ".join(ran.reasons)
+            f"{len(result.broken)} module(s) not collected: "
+            + "; ".join(result.reasons)
         )
     return replace(
         base,
         report=report,
-        broken_modules=ran.broken,
-        command=ran.command,
-        seconds=ran.seconds,
+        broken_modules=result.broken,
+        command=run.command,
+        seconds=run.seconds,
         note="; ".join(notes),
-        cached=ran.cached,
+        cached=run.cached,
         finished=finished,
     )

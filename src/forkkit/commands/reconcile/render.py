@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The reconcile report: :class:`~forkkit.commands.reconcile.diffs.ReconcileResult`
+"""The reconcile report: :class:`~forkkit.commands.reconcile.model.ReconcileResult`
 as Markdown (for a PR thread) and JSON. Pure: no git, no pytest, no files."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from forkkit.commands.reconcile.diffs import (
+from forkkit.commands.reconcile.model import (
     Cell,
     Measurement,
-    Overlap,
     ReconcileResult,
     failure_kinds,
 )
+from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.output.report import md_table
 from forkkit.patches.diff import Diff
 

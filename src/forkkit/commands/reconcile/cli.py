@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit reconcile`` arguments: parse, call :func:`run.reconcile`, report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from forkkit.cliopts import add_pytest_args_option
+from forkkit.commands.reconcile.model import THEIR_TESTS, Options
+from forkkit.commands.reconcile.run import reconcile
+from forkkit.config import ForkConfig
+from forkkit.output.progress import say
+from forkkit.output.report import append_step_summary
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit reconcile`` options."""
+    parser.add_argument(
+        "--with",
+        dest="with_ref",
+        required=True,
+        metavar="REF",
+        help="competitor: a patch/mbox file, a git ref of the upstream repo "
+        "(e.g. pull/53802/head) or a release NAME==VERSION",
+    )
+    parser.add_argument("--git-url", help="repository to fetch a git ref from")
+    parser.add_argument("--sha256", default="", help="pin of a release competitor")
+    parser.add_argument(
+        "--sdist-url", default="", help="download a release competitor from here"
+    )
+    parser.add_argument(
+        "--their-tests",
+        choices=sorted(THEIR_TESTS),
+        default="files",
+        help="their tests: " + "; ".join(f"{k}: {v}" for k, v in THEIR_TESTS.items()),
+    )
+    parser.add_argument(
+        "--no-their-tree",
+        action="store_true",
+        help="release: skip the columns run in the release's full tree",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds per pytest run"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="report folder, holding this run's output only "
+        "(default: .forkkit/reports/reconcile)",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="rerun every cell (default: reuse runs of identical trees)",
+    )
+    add_pytest_args_option(
+        parser, help="everything after this goes to every pytest run"
+    )
+
+
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Exit 0 only when every cell of the behaviour matrix was measured; 1 when
+    some or none were (:class:`~forkkit.commands.reconcile.model.Measurement`,
+    named in the report and on the last line)."""
+    opts = Options(
+        sha256=args.sha256,
+        sdist_url=args.sdist_url,
+        their_tests=args.their_tests,
+        their_tree=not args.no_their_tree,
+        pytest_args=tuple(args.pytest_args),
+        timeout=args.timeout,
+        out_dir=args.out,
+        fresh=args.fresh,
+    )
+    result, md, js = reconcile(cfg, args.with_ref, opts)
+    markdown = md.read_text()
+    print(markdown)
+    append_step_summary(markdown)
+    say(f"reports: {md} {js}")
+    measurement = result.measurement
+    say(f"reconcile: {measurement.summary()}")
+    return 0 if measurement.verdict == "measured" else 1

@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The competitor of ``forkkit reconcile --with REF`` as a commit on our base.
+
+REF is a patch/mbox file (applied 3-way), a ref of the upstream git
+repository (fetched; its own changes vs its merge base with our upstream
+revision), or a newer release (downloaded sha256-verified, committed whole,
+and laid over our base on the files we touch). Git work goes through
+:mod:`forkkit.vcs`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from forkkit.commands.reconcile.cells import Workspace
+from forkkit.commands.reconcile.model import REF_PREFIX, Competitor, Options, Release
+from forkkit.commands.reconcile.overlap import in_folders, target_folders
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import ForkTree, tree_of_directory
+from forkkit.output.progress import say, step
+from forkkit.patches.diff import Diff, parse_diff
+from forkkit.patches.series import failed_hunk, parse_patch_text
+from forkkit.upstream.index import resolve_sdist
+from forkkit.upstream.sdist import extract_sdist, fetch_sdist
+from forkkit.vcs import RefUpdate, Repo, combine
+from forkkit.vcs.overlay import overlay_commit
+
+_RELEASE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)$")
+
+
+def parse_competitor(ref: str, project: str) -> Competitor:
+    """Classify ``--with``: an existing file, ``NAME==VERSION`` or a git ref."""
+    if Path(ref).is_file():
+        return Competitor(ref, "patch")
+    m = _RELEASE.match(ref)
+    if m:
+        if m.group(1).lower() != project.lower():
+            raise ForkkitError(
+                f"--with {ref}: a release competitor must be {project}==VERSION"
+            )
+        return Competitor(ref, "release", m.group(1), m.group(2))
+    if not ref or ref.startswith("-") or any(c.isspace() for c in ref):
+        raise ForkkitError(
+            f"--with {ref!r}: not a file, NAME==VERSION or git ref; see --help"
+        )
+    return Competitor(ref, "git")
+
+
+def _commit_dir(repo: Repo, src: Path, message: str) -> str:
+    """Commit the files of ``src`` (an extracted sdist) as one commit."""
+    return repo.commit_tree(tree=tree_of_directory(repo, src), message=message + "\n")
+
+
+def _is_mbox(text: str) -> bool:
+    return text.startswith("From ") and "\nSubject:" in text
+
+
+def _apply_failure(ws: Workspace, patch: Path, *, base_label: str) -> ForkkitError:
+    """One line naming the hunk of ``patch`` that does not apply."""
+    result = ws.repo.check_patch(patch)
+    if result.kind == "hunk":
+        where = f"{result.path} line {result.line}"
+        try:
+            text = patch.read_text(errors="replace")
+            where = failed_hunk(parse_patch_text(text, patch), result.path, result.line)
+        except ForkkitError:
+            pass
+        return ForkkitError(
+            f"{patch.name}: {where} does not apply to {base_label}; the competitor "
+            "targets another upstream: rebase it or compare with a release instead"
+        )
+    why = result.message or "git apply failed"
+    return ForkkitError(f"{patch.name}: does not apply to {base_label} ({why})")
+
+
+def apply_competitor(
+    ws: Workspace, patch: Path, *, base: str, base_label: str, message: str
+) -> str:
+    """Commit the patch file ``patch`` on ``base``; one-line error if it fails."""
+    ws.reset(base)
+    if _is_mbox(patch.read_text(errors="replace")):
+        if combine.am_3way(ws.repo, patch).ok:
+            head = ws.repo.rev("HEAD")
+            assert head is not None
+            return head
+    elif combine.apply_3way(ws.repo, patch).ok:
+        return combine.commit_index(ws.repo, message)
+    ws.reset(base)
+    raise _apply_failure(ws, patch, base_label=base_label)
+
+
+def _fetch(repo: Repo, url: str, *, ref: str, dest: str) -> str:
+    try:
+        return combine.fetch_ref(repo, url=url, ref=ref, dest=dest)
+    except combine.FetchError as exc:
+        raise ForkkitError(
+            f"{url}: cannot fetch {ref!r} ({exc.reason}); offline or wrong ref? pass "
+            "the change as a patch file instead: --with PATH.patch"
+        ) from None
+
+
+def _theirs_from_git(
+    cfg: ForkConfig, comp: Competitor, *, fork: ForkTree, ws: Workspace
+) -> str:
+    """Fetch a PR/branch and commit its own changes (vs its merge base) on base."""
+    url, rev, repo = cfg.upstream.git_url, cfg.upstream.git_rev, fork.repo
+    if not url:
+        raise ForkkitError(
+            f"{cfg.path.name} [upstream]: git_url is empty; set it or pass --git-url"
+        )
+    if not rev:
+        raise ForkkitError(
+            f"{cfg.path.name} [upstream]: git_rev is empty; set the upstream commit "
+            "our base corresponds to"
+        )
+    with step(f"fetching {comp.ref} and {rev} from {url}"):
+        theirs = _fetch(repo, url, ref=comp.ref, dest=f"{REF_PREFIX}/competitor")
+        upstream = _fetch(repo, url, ref=rev, dest=f"{REF_PREFIX}/upstream")
+    merge_base = combine.merge_base(repo, theirs, upstream)
+    if merge_base is None:
+        raise ForkkitError(
+            f"{comp.ref}: no common history with {rev}; pass the "
+            "change as a patch file instead"
+        )
+    text = repo.diff(a=merge_base, b=theirs)
+    if not text.strip():
+        raise ForkkitError(f"{comp.ref}: no changes relative to its merge base")
+    patch = repo.git_dir() / "forkkit-competitor.diff"
+    patch.write_text(text)
+    msg = f"Competitor {comp.ref} ({theirs[:12]})"
+    return apply_competitor(
+        ws, patch, base=fork.base, base_label=fork.upstream_label, message=msg
+    )
+
+
+def _fetch_release(
+    repo: Repo, cfg: ForkConfig, *, comp: Competitor, opts: Options
+) -> Release:
+    """Download (sha256-verified), extract and commit the release's full tree."""
+    sha256 = opts.sha256
+    if not sha256:
+        ref = resolve_sdist(cfg.upstream.name, comp.version, cfg.upstream.index_url)
+        sha256 = ref.sha256
+        say(f"{ref.filename}: index sha256 {sha256} (pin it with --sha256)")
+    spec = cfg.with_upstream(
+        version=comp.version, sha256=sha256, sdist_url=opts.sdist_url, source="sdist"
+    ).upstream
+    archive = fetch_sdist(spec, cfg.work.sdist_cache)
+    src = extract_sdist(archive, cfg.work.upstream(spec.name, spec.version), sha256)
+    key = f"{REF_PREFIX}/release-{spec.version}"
+    commit = repo.rev(key)
+    marker = f"sha256 {sha256}"
+    if not commit or marker not in repo.message(commit):
+        with step(f"committing {spec.label} ({archive.name})"):
+            commit = _commit_dir(repo, src, f"{spec.label} ({marker})")
+        repo.update_refs([RefUpdate(key, commit)])
+    return Release(commit, spec.label)
+
+
+def _theirs_from_release(
+    cfg: ForkConfig, release: Release, *, fork: ForkTree, ours: Diff
+) -> tuple[str, str]:
+    """Their change: the release over our files and changed files in our test
+    folders, as a commit on our base; (commit, a note saying so)."""
+    # our targets: focused tests + tests in the files our patches touch
+    repo, focused = fork.repo, cfg.fix.focused_tests
+    folders = target_folders([*focused, *ours.test_paths])
+    changed = repo.changed_paths(fork.base, release.commit)
+    scope = sorted(
+        set(ours.paths) | set(cfg.fix.runtime_files) | set(in_folders(changed, folders))
+    )
+    theirs_head = overlay_commit(
+        repo,
+        onto=fork.base,
+        source=release.commit,
+        paths=scope,
+        message=f"{release.label} over our files\n",
+    ).commit
+    note = (
+        f"Their change = {release.label} minus {fork.upstream_label} over "
+        f"{len(scope)} file(s): the files our patches and fork.toml touch plus the "
+        f"files changed in our test folders ({', '.join(folders)}); computed at run "
+        "time from the two sdists."
+    )
+    return theirs_head, note
+
+
+def commit_theirs(
+    cfg: ForkConfig,
+    comp: Competitor,
+    *,
+    opts: Options,
+    fork: ForkTree,
+    ws: Workspace,
+    ours: Diff,
+) -> tuple[str, Release | None, tuple[str, ...]]:
+    """The competitor as a commit on our base (kept as a ref), the release
+    it is (None unless one), and notes on how it was built. ``ours``: our
+    series as one diff (a release is laid over the files it touches)."""
+    repo, base = fork.repo, fork.base
+    release: Release | None = None
+    notes: tuple[str, ...] = ()
+    if comp.kind == "patch":
+        patch = Path(comp.ref)
+        msg = f"Competitor {patch.name}"
+        label = fork.upstream_label
+        head = apply_competitor(ws, patch, base=base, base_label=label, message=msg)
+    elif comp.kind == "git":
+        head = _theirs_from_git(cfg, comp, fork=fork, ws=ws)
+    else:
+        release = _fetch_release(repo, cfg, comp=comp, opts=opts)
+        head, note = _theirs_from_release(cfg, release, fork=fork, ours=ours)
+        notes = (note,)
+    repo.update_refs([RefUpdate(f"{REF_PREFIX}/theirs", head)])
+    return head, release, notes
+
+
+def diff_text(repo: Repo, a: str, b: str, *, paths: Sequence[str]) -> str:
+    """``git diff a b`` over ``paths`` (empty for no paths)."""
+    return repo.diff(a=a, b=b, paths=paths) if paths else ""
+
+
+def our_diff(repo: Repo, base: str, head: str) -> Diff:
+    """Our series as one diff of the base (empty when there is none)."""
+    if head == base:
+        return Diff(files=())
+    return parse_diff(diff_text(repo, base, head, paths=["."]), "our series")
