@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = check(cfg, opts)
         text = markdown(doc)
         with cfg.work.run_folder(STEM) as folder:
-            md, js = write_reports(folder.path, STEM, text, doc)
+            md, js = write_reports(folder.path, STEM, markdown=text, data=doc)
     except ForkkitError as exc:
         print(f"gpu_check: error: {exc}", file=sys.stderr)
         return NOT_STARTED

@@ -31,7 +31,7 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def write_reports(
-    out_dir: Path, stem: str, markdown: str, data: dict[str, Any]
+    out_dir: Path, stem: str, *, markdown: str, data: dict[str, Any]
 ) -> tuple[Path, Path]:
     """Write ``STEM.md`` and ``STEM.json`` under ``out_dir``; return both paths."""
     md = out_dir / f"{stem}.md"

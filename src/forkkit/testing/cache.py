@@ -43,7 +43,12 @@ class ResultKey:
 
     @classmethod
     def of(
-        cls, env: TestEnv, tree: str, targets: Sequence[str], pytest_args: Sequence[str]
+        cls,
+        env: TestEnv,
+        tree: str,
+        targets: Sequence[str],
+        *,
+        pytest_args: Sequence[str],
     ) -> ResultKey:
         """The key of running ``targets`` with ``env`` on git tree ``tree``."""
         return cls(

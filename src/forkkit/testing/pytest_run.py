@@ -72,6 +72,7 @@ def run_pytest(
     env: TestEnv,
     tree: Path,
     targets: list[str],
+    *,
     out_dir: Path,
     name: str,
     extra: list[str] | None = None,
@@ -81,10 +82,9 @@ def run_pytest(
 ) -> PytestRun:
     """Run pytest on ``targets`` from ``tree``; its output goes to a log file.
 
-    ``stream``: a live progress line on stderr. ``timeout`` kills pytest after
-    that many seconds (``timed_out``, no JUnit XML). A set ``cancel`` refuses
-    to start; :func:`kill_running` stops every run in flight.
-    """
+    ``stream``: a live progress line on stderr. ``timeout`` kills pytest
+    after that many seconds (``timed_out``, no JUnit XML). A set ``cancel``
+    refuses to start; :func:`kill_running` stops every run in flight."""
     out_dir.mkdir(parents=True, exist_ok=True)
     junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
     progress = out_dir / f".{name}.progress"

@@ -11,9 +11,10 @@ uncommitted files is refused, never tested as if it were HEAD.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,35 +148,35 @@ def run_with_runtime_from(
     (refused unless clean); otherwise in a scratch worktree of it: the fork
     tree is never edited. JUnit and log go to ``out_dir``; ``shown_dir`` is
     where they will be published (named in the result). A ``cache`` gives
-    back a run of the same :class:`ResultKey` and keeps a finished one.
-    """
+    back a run of the same :class:`ResultKey` and keeps a finished one."""
     repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
     head_id, source = _resolve(repo, rev, head)
     target, tested = _target(
         repo, head=head_id, source=source, runtime_files=runtime_files, name=name
     )
-    in_place = target == repo.rev("HEAD")
-    key = result_key(env, tested, tests, pytest_args)
+    key = result_key(env, tested, tests, pytest_args=pytest_args)
     hit = cache.get(key) if cache else None
-
-    def pytest_in(where: Path) -> PytestRun:
-        args = (list(tests), out_dir, name, list(pytest_args), stream, timeout)
-        return run_pytest(env, where, *args, cancel)
-
+    pytest_in = functools.partial(
+        run_pytest,
+        env,
+        targets=list(tests),
+        out_dir=out_dir,
+        name=name,
+        extra=list(pytest_args),
+        stream=stream,
+        timeout=timeout,
+        cancel=cancel,
+    )
+    in_place = target == repo.rev("HEAD")
     changed: list[str] = []
     with signals_raise():
         if hit is not None:
             say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
             run = hit.restore(out_dir, name, tests)
-        elif in_place:
-            require_committed(repo, "red-green")
-            say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
-            run = pytest_in(repo.path)
-            changed = changed_since(repo, target)
         else:
-            with repo.worktree(target, name) as wt:
-                say(f"{name}: runtime files from {source[:12]} in {wt.path}")
-                run = pytest_in(wt.path)
+            run, changed = _pytest_on(
+                repo, target, in_place=in_place, source=source, name=name, run=pytest_in
+            )
     shown = shown_dir or out_dir
     report, problem = read_run(run, name, shown)
     problem = problem or (_changed_problem(name, changed) if changed else "")
@@ -184,6 +185,27 @@ def run_with_runtime_from(
     if stream:
         _console_summary(name, run, report, log=shown / run.log.name)
     return SuiteRun(name, source, tested, in_place, _shown(run, shown), report, problem)
+
+
+def _pytest_on(
+    repo: Repo,
+    target: str,
+    *,
+    in_place: bool,
+    source: str,
+    name: str,
+    run: Callable[[Path], PytestRun],
+) -> tuple[PytestRun, list[str]]:
+    """Run pytest on commit ``target``: in the fork tree when it is checked
+    out there (then also what changed under it), else in a scratch worktree."""
+    if in_place:
+        require_committed(repo, "red-green")
+        say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
+        done = run(repo.path)
+        return done, changed_since(repo, target)
+    with repo.worktree(target, name) as wt:
+        say(f"{name}: runtime files from {source[:12]} in {wt.path}")
+        return run(wt.path), []
 
 
 def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:
@@ -205,10 +227,10 @@ def _shown(run: PytestRun, shown: Path) -> PytestRun:
 
 
 def result_key(
-    env: TestEnv, tree: str, tests: Sequence[str], pytest_args: Sequence[str]
+    env: TestEnv, tree: str, tests: Sequence[str], *, pytest_args: Sequence[str]
 ) -> ResultKey:
     """The result-cache key of running ``tests`` on git tree ``tree``."""
-    return ResultKey.of(env, tree, tests, pytest_args)
+    return ResultKey.of(env, tree, tests, pytest_args=pytest_args)
 
 
 def _console_summary(

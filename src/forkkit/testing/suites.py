@@ -61,7 +61,12 @@ def run_suites(
             with repo.worktree(BASE_TAG, "pristine") as wt:
                 env = ensure_testenv(cfg, wt.path)
                 run = run_pytest(
-                    env, wt.path, list(targets), folder.path, STEM, list(extra)
+                    env,
+                    wt.path,
+                    list(targets),
+                    out_dir=folder.path,
+                    name=STEM,
+                    extra=list(extra),
                 )
             ran: dict[str, Any] = {
                 "commit": repo.rev(BASE_TAG),
@@ -74,7 +79,14 @@ def run_suites(
                 "uncommitted": repo.dirty(),  # tested too: the tree as it is
             }
             env = ensure_testenv(cfg, tree)
-            run = run_pytest(env, tree, list(targets), folder.path, STEM, list(extra))
+            run = run_pytest(
+                env,
+                tree,
+                list(targets),
+                out_dir=folder.path,
+                name=STEM,
+                extra=list(extra),
+            )
         doc = {
             "path": str(tree),
             "pristine": pristine,

@@ -72,7 +72,9 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         )
         result = rebase(cfg, target, opts, reports=folder.path / "red-green")
         markdown = render_markdown(result)
-        md, js = write_reports(folder.path, REPORT_STEM, markdown, to_json(result))
+        md, js = write_reports(
+            folder.path, REPORT_STEM, markdown=markdown, data=to_json(result)
+        )
     append_step_summary(markdown)
     for p in result.patches:
         print(f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else ""))

@@ -198,7 +198,7 @@ def run_cell(bench: Bench, plan: Plan) -> Cell:
     )
     if not present:
         return replace(base, status="conflict" if skipped else "not-applicable")
-    key = ResultKey.of(bench.env, bench.ws.tree_id(), present, bench.extra)
+    key = ResultKey.of(bench.env, bench.ws.tree_id(), present, pytest_args=bench.extra)
     digest = key.digest()
     origin = f"{plan.side}@{plan.runtime.key}"
     prev = bench.done.get(digest)
@@ -261,7 +261,14 @@ def _pytest(
     def pytest_on(chosen: tuple[str, ...]) -> PytestRun:
         tree, extra = bench.ws.path, bench.extra
         return run_pytest(
-            bench.env, tree, list(chosen), out, name, extra, False, timeout
+            bench.env,
+            tree,
+            list(chosen),
+            out_dir=out,
+            name=name,
+            extra=extra,
+            stream=False,
+            timeout=timeout,
         )
 
     with step(f"{origin}: {len(targets)} target(s)"):

@@ -218,7 +218,9 @@ def reconcile(
     comp = parse_competitor(ref, cfg.upstream.name)
     with report_folder(cfg, STEM, opts.out_dir) as folder:
         result = _published(_compare(cfg, comp, opts=opts, out=folder.path), folder)
-        write_reports(folder.path, STEM, render_markdown(result), to_json(result))
+        write_reports(
+            folder.path, STEM, markdown=render_markdown(result), data=to_json(result)
+        )
     return result, folder.dest / f"{STEM}.md", folder.dest / f"{STEM}.json"
 
 

@@ -304,7 +304,10 @@ def prove(
             seconds=time.monotonic() - start,
         )
         md, js = write_reports(
-            folder.path, STEM, render_markdown(result), render_json(result)
+            folder.path,
+            STEM,
+            markdown=render_markdown(result),
+            data=render_json(result),
         )
     say(f"report: {folder.dest / md.name} and {folder.dest / js.name}")
     return result

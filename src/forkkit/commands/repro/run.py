@@ -203,7 +203,10 @@ def reproduce(
             (folder.path / "SKIPPED.txt").write_text(note)
         else:
             md, js = write_reports(
-                folder.path, stem, render_markdown(result), result.to_json()
+                folder.path,
+                stem,
+                markdown=render_markdown(result),
+                data=result.to_json(),
             )
             say(f"repro report: {folder.dest / md.name}, {folder.dest / js.name}")
     return result

@@ -67,7 +67,9 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     with cfg.work.run_folder(REPORT_STEM) as folder:
         result = watch(cfg, opts, folder=folder.path)
         text = render_markdown(result, shown=folder.dest)
-        md, js = write_reports(folder.path, REPORT_STEM, text, result.to_json())
+        md, js = write_reports(
+            folder.path, REPORT_STEM, markdown=text, data=result.to_json()
+        )
     append_step_summary(text)
     print(f"{result.verdict}: {result.reason}")
     print(

@@ -64,7 +64,9 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
     # a dry run (no apply): watch never writes patches/ or fork.toml
     dry_run = Options(related=opts.related, pytest_args=opts.pytest_args)
     result = rebase(cfg, target, dry_run, reports=folder / "red-green")
-    md, _ = write_reports(folder, REBASE_STEM, render_rebase(result), result.to_json())
+    md, _ = write_reports(
+        folder, REBASE_STEM, markdown=render_rebase(result), data=result.to_json()
+    )
     verdict, why = verdict_of(result)
     return WatchResult(
         package=up.name,
