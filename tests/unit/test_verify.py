@@ -128,7 +128,7 @@ def test_verify_refuses_unreadable_reports(
     (tmp_path / "list.json").write_text("[]")
     (tmp_path / "other.json").write_text('{"valid": true}')
     for name, why in [
-        ("missing.json", "no such report"),
+        ("missing.json", "no such red/green report"),
         ("bad.json", "cannot read the report"),
         ("list.json", "not a JSON object"),
         ("other.json", "not a red/green report"),

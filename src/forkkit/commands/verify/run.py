@@ -11,7 +11,6 @@ cache). The replay's own report is published as ``reports/verify`` (or
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import materialize
 from forkkit.output.progress import say
+from forkkit.output.report import read_report_json
 
 __all__ = ["read_report", "verify"]
 
@@ -40,19 +40,13 @@ _NOT_REPLAYED = {"hunks": "the hunk matrix", "repeat": "the flake check"}
 
 
 def read_report(path: Path) -> dict[str, Any]:
-    """The report's JSON document; one-line errors for a missing or bad file."""
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ForkkitError(
-            f"{path}: no such report; give a red_green.json (forkkit red-green "
-            "writes <workdir>/reports/red_green/red_green.json)"
-        ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ForkkitError(f"{path}: cannot read the report ({exc})") from None
-    if not isinstance(doc, dict):
-        raise ForkkitError(f"{path}: not a red/green report (not a JSON object)")
-    return doc
+    """The red/green report's JSON document; one-line errors otherwise."""
+    return read_report_json(
+        path,
+        what="red/green report",
+        hint="give a red_green.json (forkkit red-green writes "
+        "<workdir>/reports/red_green/red_green.json)",
+    )
 
 
 def _current(cfg: ForkConfig) -> Current:
