@@ -129,7 +129,7 @@ def test_verify_refuses_unreadable_reports(
     (tmp_path / "other.json").write_text('{"valid": true}')
     for name, why in [
         ("missing.json", "no such red/green report"),
-        ("bad.json", "cannot read the report"),
+        ("bad.json", "cannot read the red/green report"),
         ("list.json", "not a JSON object"),
         ("other.json", "not a red/green report"),
     ]:
