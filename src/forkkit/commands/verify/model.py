@@ -37,6 +37,14 @@ class Current:
     deselect: tuple[str, ...]
 
 
+def _get(doc: Mapping[str, Any], path: str) -> Any:
+    """``doc["a"]["b"]`` for ``"a.b"``; None where any part is missing."""
+    value: Any = doc
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
 def _strs(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     value = doc.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -45,9 +53,7 @@ def _strs(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 
 def _str(doc: Mapping[str, Any], path: str, where: str) -> str:
-    value: Any = doc
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, Mapping) else None
+    value = _get(doc, path)
     if not isinstance(value, str) or not value:
         raise ValueError(f"{where}: no '{path}'")
     return value
@@ -141,13 +147,6 @@ def _classification(report: Mapping[str, Any], fresh: Mapping[str, Any]) -> list
         if was != got:
             out.append(f"{test}: {was} in the report, {got} now")
     return out
-
-
-def _get(doc: Mapping[str, Any], path: str) -> Any:
-    value: Any = doc
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
 
 
 # Report fields a replay must reproduce, beyond the classification.
