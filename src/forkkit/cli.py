@@ -91,6 +91,17 @@ COMMANDS: tuple[Command, ...] = (
         "forkkit.commands.watch.cli",
         "dry-run rebase onto the newest upstream release",
     ),
+    Command(
+        "verify",
+        "forkkit.commands.verify.cli",
+        "replay a red/green report and compare every classification",
+    ),
+    Command(
+        "pr-body",
+        "forkkit.commands.prbody.cli",
+        "write the PR description from the reports",
+        read_only=True,
+    ),
 )
 _WAIT_HELP = "wait for another forkkit command on the same workdir to finish"
 _SIGNAL_EXIT = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}

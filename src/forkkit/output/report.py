@@ -74,3 +74,16 @@ def append_step_summary(markdown: str) -> Path | None:
         say(f"{path}: cannot append to the job summary ({exc.strerror or exc})")
         return None
     return path
+
+
+def read_report_json(path: Path, *, what: str, hint: str) -> dict[str, Any]:
+    """A report's JSON object; one line naming ``what`` and ``hint`` otherwise."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ForkkitError(f"{path}: no such {what}; {hint}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ForkkitError(f"{path}: cannot read the {what} ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ForkkitError(f"{path}: not a {what} (not a JSON object)")
+    return doc

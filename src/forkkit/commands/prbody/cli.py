@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit pr-body`` arguments: parse, call :func:`run.pr_body`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from forkkit.commands.prbody.run import ReportPaths, pr_body, write_body
+from forkkit.config import ForkConfig
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit pr-body`` options."""
+    parser.description = (
+        "Write the pull-request description (Purpose, Test Plan, Test Result, "
+        "provenance, a place for the AI-assistance disclosure) from the "
+        "red/green report, and the repro and reconcile reports when present."
+    )
+    parser.add_argument(
+        "--red-green",
+        type=Path,
+        metavar="FILE",
+        help="red/green report (default: <workdir>/reports/red_green/red_green.json)",
+    )
+    parser.add_argument(
+        "--repro",
+        type=Path,
+        metavar="FILE",
+        help="repro report (default: <workdir>/reports/repro/repro.json if there)",
+    )
+    parser.add_argument(
+        "--reconcile",
+        type=Path,
+        metavar="FILE",
+        help="reconcile report (default: <workdir>/reports/reconcile/"
+        "reconcile.json if there)",
+    )
+    parser.add_argument(
+        "--out",
+        dest="out_file",
+        type=Path,
+        metavar="FILE",
+        help="write the description here (default: stdout)",
+    )
+
+
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Render the description to stdout or ``--out FILE``."""
+    paths = ReportPaths(
+        red_green=args.red_green, repro=args.repro, reconcile=args.reconcile
+    )
+    text = pr_body(cfg, paths)
+    if args.out_file is None:
+        sys.stdout.write(text)
+    else:
+        write_body(text, args.out_file)
+        print(f"PR description: {args.out_file}", file=sys.stderr)
+    return 0

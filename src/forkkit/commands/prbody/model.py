@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a PR description is made of, and how it is kept portable (pure: no I/O).
+
+The reports are read as JSON documents (the red/green one is required, repro
+and reconcile optional), so a report written by an older or newer forkkit
+renders whatever keys it has.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+FOLD_AFTER = 12  # longer test lists go in a <details> block
+SHOWN_TESTS = 3  # tests named per hunk in the hunk matrix
+# pytest options that only name forkkit's own report files
+_REPORT_OPTIONS = ("--junitxml", "junit_family")
+# an absolute path that starts a word (not a URL, not red/green, not </tag>)
+_ABSOLUTE = re.compile(r"(?<![\w.~:/<>-])/(?=[\w.~])[^\s`'\"()\[\]<>|,;]*")
+
+
+@dataclass(frozen=True)
+class PrInputs:
+    """The reports (JSON documents) and fork.toml's title."""
+
+    title: str
+    red_green: Mapping[str, Any]
+    repro: Mapping[str, Any] | None = None
+    reconcile: Mapping[str, Any] | None = None
+    # local path -> portable name, e.g. the workdir -> ``WORKDIR``
+    roots: Mapping[str, str] = field(default_factory=dict)
+
+
+def get(doc: Mapping[str, Any] | None, path: str) -> Any:
+    """``doc["a"]["b"]`` for ``"a.b"``; None where any part is missing."""
+    value: Any = doc
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def strings(value: Any) -> list[str]:
+    """A JSON list as strings (nothing for anything else)."""
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def sdist_sha256(ident: str) -> str | None:
+    """The sha256 in ``sdist:NAME==VERSION#sha256=HEX``."""
+    _, sep, sha = ident.partition("#sha256=")
+    return sha if sep and ident.startswith("sdist:") else None
+
+
+def upstream_rev(doc: Mapping[str, Any]) -> str:
+    """The upstream revision a reviewer checks the runtime files out at.
+
+    The upstream commit when the report knows it, the release tag
+    (``vX.Y.Z``) of an sdist pin, else the git source's revision.
+    """
+    commit = get(doc, "upstream.commit")
+    if commit:
+        return str(commit)
+    ident = str(get(doc, "upstream.ident") or "")
+    if ident.startswith("sdist:"):
+        return "v" + ident.partition("==")[2].partition("#")[0]
+    return ident.rpartition("@")[2] or "BASE"
+
+
+def pytest_command(command: str) -> str:
+    """A report's pytest command without the options for forkkit's own files."""
+    words = shlex.split(command)
+    out: list[str] = []
+    for word in words:
+        if out and out[-1] == "-o" and word.startswith(_REPORT_OPTIONS):
+            out.pop()
+        elif not word.startswith(_REPORT_OPTIONS):
+            out.append(word)
+    return shlex.join(out)
+
+
+def env_prefix(doc: Mapping[str, Any]) -> str:
+    """``K=V ... PYTHONPATH=$PWD``: what each pytest run sets."""
+    env = get(doc, "env")
+    pairs = sorted(env.items()) if isinstance(env, Mapping) else []
+    return " ".join(
+        [*(f"{k}={shlex.quote(str(v))}" for k, v in pairs), "PYTHONPATH=$PWD"]
+    )
+
+
+def portable(text: str, roots: Mapping[str, str]) -> str:
+    """``text`` with local absolute paths replaced: each of ``roots`` by its
+    name (longest first), any other by ``…/`` and its last part."""
+    for root in sorted(roots, key=len, reverse=True):
+        if root:
+            text = text.replace(root.rstrip("/"), roots[root])
+    return _ABSOLUTE.sub(
+        lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text
+    )
+
+
+def absolute_paths(text: str) -> list[str]:
+    """The words of ``text`` that are local absolute paths (should be none)."""
+    return _ABSOLUTE.findall(text)
+
+
+def counts_cells(counts: Any) -> list[object]:
+    """Passed, failed, errors (collection errors included), skipped."""
+    if not isinstance(counts, Mapping) or not counts:
+        return ["-", "-", "-", "-"]
+    errors = int(counts.get("error", 0)) + int(counts.get("collection_errors", 0))
+    return [
+        counts.get("passed", 0),
+        counts.get("failed", 0),
+        errors,
+        counts.get("skipped", 0),
+    ]
+
+
+def count_text(counts: Any) -> str:
+    """``407 passed, 0 failed, 0 errors, 2 skipped``."""
+    passed, failed, errors, skipped = counts_cells(counts)
+    return f"{passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
+
+
+def zero_or(value: Any, *, sign: bool = False) -> str:
+    """An integer with thousands separators (``+`` with ``sign``); ``—`` if none."""
+    if not isinstance(value, int):
+        return "—"
+    return f"{value:+,}" if sign else f"{value:,}"
+
+
+def shown(tests: Sequence[str], most: int = SHOWN_TESTS) -> str:
+    """The first few tests, in code spans, and how many more."""
+    out = ", ".join(f"`{t}`" for t in tests[:most])
+    more = len(tests) - most
+    return out + (f" (+{more} more)" if more > 0 else "")
+
+
+@dataclass(frozen=True)
+class HunkRow:
+    """One runtime hunk of the fix and the FAIL_TO_PASS tests it turns red."""
+
+    hunk: str
+    path: str
+    symbol: str
+    reverted: bool
+    turns_red: tuple[str, ...]
+    untested: bool
+
+
+def hunk_rows(doc: Mapping[str, Any]) -> list[HunkRow]:
+    """The hunk matrix, grouped by file and enclosing function (none: absent)."""
+    raw = doc.get("hunks")
+    rows = []
+    for h in raw if isinstance(raw, list) else []:
+        if not isinstance(h, Mapping):
+            continue
+        reverted = h.get("reverted") is not False
+        red = tuple(strings(h.get("turns_red")))
+        rows.append(
+            HunkRow(
+                hunk=str(h.get("hunk", "")),
+                path=str(h.get("path", "")),
+                symbol=str(h.get("symbol") or "(module level)"),
+                reverted=reverted,
+                turns_red=red,
+                untested=bool(h.get("untested", reverted and not red)),
+            )
+        )
+    return sorted(rows, key=lambda r: (r.path, r.symbol))

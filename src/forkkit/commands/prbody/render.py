@@ -1,0 +1,356 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The pull-request description, in vLLM's usual sections: Purpose, Test Plan,
+Test Result (with the provenance), and a place for the AI-assistance
+disclosure. Pure: it renders the reports' JSON documents."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from forkkit.commands.prbody.model import (
+    FOLD_AFTER,
+    PrInputs,
+    count_text,
+    counts_cells,
+    env_prefix,
+    get,
+    hunk_rows,
+    portable,
+    pytest_command,
+    sdist_sha256,
+    shown,
+    strings,
+    upstream_rev,
+    zero_or,
+)
+from forkkit.output.report import md_table
+from forkkit.testing.classify import CATEGORIES
+
+VERIFY_PATH = ".forkkit/reports/red_green/red_green.json"  # the default workdir
+AI_DISCLOSURE = (
+    "## AI assistance\n\n"
+    "<!-- Disclose AI assistance here, as vLLM's contributing guide asks: which "
+    "tools were used and for what (or write that none was). -->\n"
+    "AI assistance: <!-- describe -->\n"
+)
+
+
+def render_markdown(inp: PrInputs) -> str:
+    """The whole description, local paths replaced (:func:`model.portable`)."""
+    rg = inp.red_green
+    parts = [
+        *_purpose(inp),
+        *_test_plan(inp),
+        *_verdict(rg),
+        *_fail_to_pass(rg),
+        *_hunks(rg),
+        *(_repro(inp.repro) if inp.repro else []),
+        *(_reconcile(inp.reconcile) if inp.reconcile else []),
+        *_provenance(rg),
+        AI_DISCLOSURE,
+    ]
+    return portable("\n".join(parts), inp.roots)
+
+
+def _files(rg: Mapping[str, Any], role: str) -> list[Mapping[str, Any]]:
+    files = rg.get("files")
+    return [
+        f
+        for f in (files if isinstance(files, list) else [])
+        if isinstance(f, Mapping) and f.get("role") == role
+    ]
+
+
+def _purpose(inp: PrInputs) -> list[str]:
+    rg = inp.red_green
+    title = inp.title or str(rg.get("title") or "")
+    runtime = ", ".join(f"`{f.get('path')}`" for f in _files(rg, "runtime"))
+    tests = ", ".join(
+        f"`{f.get('path')}` ({'new' if not f.get('base_blob') else 'changed'})"
+        for f in _files(rg, "test")
+        if f.get("base_blob") != f.get("fix_blob")
+    )
+    out = ["## Purpose", ""]
+    if title:
+        out += [f"**{title}**", ""]
+    out += [
+        "<!-- The bug, who hits it, and what the fix changes; link the issue. -->",
+        "",
+        f"Runtime files changed: {runtime or '(none listed)'}.",
+    ]
+    if tests:
+        out.append(f"Tests: {tests}.")
+    return [*out, ""]
+
+
+def _red_lines(rg: Mapping[str, Any]) -> list[str]:
+    """Put the runtime files at upstream base; and back to the fix."""
+    rev = upstream_rev(rg)
+    runtime = _files(rg, "runtime")
+    keep = " ".join(shlex.quote(str(f["path"])) for f in runtime if f.get("base_blob"))
+    gone = " ".join(
+        shlex.quote(str(f["path"])) for f in runtime if not f.get("base_blob")
+    )
+    paths = " ".join(shlex.quote(str(f["path"])) for f in runtime)
+    to_base = [
+        *([f"git checkout {rev} -- {keep}"] if keep else []),
+        *([f"git rm -q -- {gone}"] if gone else []),
+    ]
+    return [*to_base, "{red}", f"git checkout HEAD -- {paths}"]
+
+
+def _test_plan(inp: PrInputs) -> list[str]:
+    rg = inp.red_green
+    label = get(rg, "upstream.label") or "upstream"
+    prefix = env_prefix(rg)
+    red = f"{prefix} {pytest_command(str(get(rg, 'red.command') or ''))}"
+    lines = [
+        f"# red: the runtime files at upstream base ({label}), the PR's tests",
+        *(red if line == "{red}" else line for line in _red_lines(rg)),
+    ]
+    green = str(get(rg, "green.command") or "")
+    related = str(get(rg, "related.command") or "")
+    with_related = bool(related) and related == green
+    lines += [
+        "# green: the fix, same tests"
+        + (" and the related suites" if with_related else ""),
+        f"{prefix} {pytest_command(green)}",
+    ]
+    if related and not with_related:
+        lines += ["# related suites on the fix", f"{prefix} {pytest_command(related)}"]
+    tools = [
+        "forkkit red-green",
+        "forkkit verify .forkkit/reports/red_green/red_green.json",
+    ]
+    if inp.repro:
+        tools.append(
+            "forkkit repro" + (" --gpu" if inp.repro.get("mode") == "gpu" else "")
+        )
+    if inp.reconcile:
+        tools.append(f"forkkit reconcile --with {get(inp.reconcile, 'competitor.ref')}")
+    return [
+        "## Test Plan",
+        "",
+        "Red/green with upstream's own pytest suites, SWE-bench style: the PR's "
+        "tests with only the runtime files at upstream base must fail (red), the "
+        "same tests on the fix must pass (green), and the related suites must not "
+        "regress. In a vLLM checkout of this branch:",
+        "",
+        "```bash",
+        *lines,
+        "```",
+        "",
+        "The same with forkkit, from the fork's `fork.toml` and `patches/` "
+        "(`verify` rebuilds the trees and replays the report):",
+        "",
+        "```bash",
+        *tools,
+        "```",
+        "",
+    ]
+
+
+def _verdict(rg: Mapping[str, Any]) -> list[str]:
+    """The proof's verdict, the runs table, related suites, guards, flakes."""
+    cls = rg.get("classification") or {}
+    n = {cat: len(strings(cls.get(cat))) for cat in CATEGORIES}
+    out = ["## Test Result", ""]
+    if rg.get("valid"):
+        out.append(
+            f"Red/green proof: ✅ **valid**: {n['FAIL_TO_PASS']} FAIL_TO_PASS, "
+            f"{n['PASS_TO_PASS']} PASS_TO_PASS, no PASS_TO_FAIL or FAIL_TO_FAIL."
+        )
+    else:
+        out += ["Red/green proof: ❌ **invalid**:", ""]
+        out += [f"- {p}" for p in strings(rg.get("problems"))]
+    label = get(rg, "upstream.label") or "upstream"
+    rows = [
+        ["Red", f"{label} base runtime", *counts_cells(get(rg, "red.counts"))],
+        ["Green", "the fix", *counts_cells(get(rg, "green.counts"))],
+    ]
+    if rg.get("related"):
+        rows.append(
+            ["Related suites", "the fix", *counts_cells(get(rg, "related.counts"))]
+        )
+    headers = ["Run", "Runtime", "Passed", "Failed", "Errors", "Skipped"]
+    out += ["", md_table(headers, rows)]
+    out += _related(rg) + _guards(rg)
+    notes = [f"_{note}_" for note in strings(rg.get("notes"))]
+    return out + ([*notes, ""] if notes else [])
+
+
+def _related(rg: Mapping[str, Any]) -> list[str]:
+    suites = ", ".join(f"`{s}`" for s in strings(rg.get("related_suites")))
+    if not rg.get("related"):
+        return [f"Related suites: not run{f' ({suites})' if suites else ''}.", ""]
+    counts = count_text(get(rg, "related.counts"))
+    out = [f"Related suites ({suites}) on the fix: {counts}."]
+    pre = strings(rg.get("related_preexisting_failures"))
+    reg = strings(rg.get("related_regressions"))
+    if pre:
+        out.append(f"Pre-existing failures (fail on base too): {shown(pre, 10)}.")
+    if reg:
+        out.append(f"Regressions (PASS_TO_FAIL): {shown(reg, 10)}.")
+    deselected = strings(rg.get("deselected"))
+    if deselected:
+        out.append(f"Deselected in every run: {shown(deselected, 10)}.")
+    return [*out, ""]
+
+
+def _guards(rg: Mapping[str, Any]) -> list[str]:
+    """The SWE-bench guards and the flake check, when the report has them."""
+    out: list[str] = []
+    if "guards" in rg:
+        guards = strings(rg.get("guards"))
+        out.append(
+            "Guards (SWE-bench): "
+            + ("none tripped." if not guards else "; ".join(guards) + ".")
+        )
+    repeat = rg.get("repeat")
+    if isinstance(repeat, Mapping):
+        flaky = strings(repeat.get("flaky"))
+        orders = ", ".join(strings(repeat.get("orders"))) or "?"
+        out.append(
+            f"Flake check: green ran {repeat.get('n')} times (orders: {orders}; "
+            f"seed {repeat.get('seed')}): "
+            + (f"FLAKY: {shown(flaky, 10)}." if flaky else "no flaky test.")
+        )
+    return [*out, ""] if out else []
+
+
+def _fail_to_pass(rg: Mapping[str, Any]) -> list[str]:
+    cls = rg.get("classification") or {}
+    f2p = strings(cls.get("FAIL_TO_PASS"))
+    items = [f"- `{t}`" for t in f2p] or ["- (none)"]
+    if len(items) > FOLD_AFTER:
+        summary = f"{len(items)} tests that fail on base and pass with the fix"
+        items = [f"<details><summary>{summary}</summary>", "", *items, "", "</details>"]
+    counts = " · ".join(f"{c}: {len(strings(cls.get(c)))}" for c in CATEGORIES[1:])
+    return [f"### FAIL_TO_PASS ({len(f2p)})", "", *items, "", counts, ""]
+
+
+def _hunks(rg: Mapping[str, Any]) -> list[str]:
+    rows = hunk_rows(rg)
+    if not rows:
+        return []
+    table = [
+        [
+            f"`{r.path}`",
+            f"`{r.symbol}`",
+            r.hunk,
+            (
+                "cannot be reverted alone"
+                if not r.reverted
+                else f"{len(r.turns_red)}: {shown(r.turns_red)}"
+                if r.turns_red
+                else "none (**untested hunk**)"
+            ),
+        ]
+        for r in rows
+    ]
+    untested = [r for r in rows if r.untested]
+    out = [
+        "### Every runtime hunk needed",
+        "",
+        "Each hunk of the fix reverted alone (the rest of the fix kept), then the "
+        "FAIL_TO_PASS tests run on that tree:",
+        "",
+        md_table(
+            ["File", "Function", "Hunk", "FAIL_TO_PASS tests it turns red"], table
+        ),
+    ]
+    if untested:
+        out.append(
+            f"{len(untested)} untested hunk(s): "
+            + ", ".join(f"{r.hunk} (`{r.symbol}`)" for r in untested)
+            + "."
+        )
+    return [*out, ""]
+
+
+def _repro(doc: Mapping[str, Any]) -> list[str]:
+    """The resend table of ``forkkit repro``."""
+    rows = [
+        [
+            f"{zero_or(r.get('prompt_len'))}",
+            str(r.get("kind", "")).replace("_", " "),
+            zero_or(r.get("resend_tokens")),
+            zero_or(r.get("base_cached")),
+            zero_or(r.get("fix_cached")),
+            zero_or(r.get("gained"), sign=True),
+        ]
+        for r in doc.get("rows") or []
+        if isinstance(r, Mapping)
+    ]
+    headers = ["Prompt", "Resend", "Resend tokens", "Cached (base)", "Cached (fix)"]
+    mode = "GPU, real model" if doc.get("mode") == "gpu" else "CPU, real scheduler"
+    complete = "" if doc.get("complete") else " Not every resend was measured."
+    return [
+        f"### Resend reproduction ({mode})",
+        "",
+        md_table([*headers, "Δ cached"], rows),
+        f"Upstream {doc.get('upstream', '?')}; fix tree "
+        f"`{doc.get('fix_tree') or '?'}`, base runtime tree "
+        f"`{doc.get('base_tree') or '?'}`.{complete}",
+        "",
+    ]
+
+
+def _reconcile(doc: Mapping[str, Any]) -> list[str]:
+    """The comparison with a competing change."""
+    out = [
+        "### Competing change",
+        "",
+        f"Compared with {get(doc, 'competitor.kind') or 'change'} "
+        f"`{get(doc, 'competitor.ref')}` on {doc.get('base', '?')}: overlap "
+        f"{get(doc, 'overlap.kind') or '?'}; "
+        f"{get(doc, 'measurement.summary') or 'nothing measured'}.",
+        "",
+    ]
+    rows = []
+    for side in doc.get("sides") or []:
+        by_cat = side.get("classification") if isinstance(side, Mapping) else None
+        if isinstance(by_cat, Mapping):
+            rows.append([side.get("label") or side.get("side"), *_cat_counts(by_cat)])
+    if rows:
+        out += [md_table(["Side", *CATEGORIES], rows)]
+    return out
+
+
+def _cat_counts(by_cat: Mapping[str, Any]) -> list[int]:
+    return [len(strings(by_cat.get(c))) for c in CATEGORIES]
+
+
+def _blob(value: Any) -> str:
+    return f"`{value}`" if value else "(absent)"
+
+
+def _provenance(rg: Mapping[str, Any]) -> list[str]:
+    """The pin, the trees that ran, and every tested file's blob ids."""
+    ident = str(get(rg, "upstream.ident") or "")
+    sha = sdist_sha256(ident)
+    pin = f"sdist sha256 `{sha}`" if sha else f"`{ident}`"
+    patches: Sequence[Any] = rg.get("patches") or []
+    out = [
+        "### Provenance",
+        "",
+        f"- Upstream: {get(rg, 'upstream.label')}, {pin}",
+        f"- Base tree: `{get(rg, 'base.tree')}`; fix tree: "
+        f"`{get(rg, 'fork_head.tree')}`; red tree (fix with base runtime "
+        f"files): `{get(rg, 'red.tree')}`",
+        "- Patches: " + ", ".join(f"`{p.get('name')}`" for p in patches),
+        "",
+    ]
+    rows = [
+        [
+            f"`{f.get('path')}`",
+            f.get("role"),
+            _blob(f.get("base_blob")),
+            _blob(f.get("fix_blob")),
+        ]
+        for f in _files(rg, "runtime") + _files(rg, "test")
+    ]
+    out.append(md_table(["File", "Role", "Blob at base", "Blob at fix"], rows))
+    return out

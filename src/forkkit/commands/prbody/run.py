@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit pr-body``: read the reports, render the PR description.
+
+The red/green report is required; repro and reconcile are read when present
+(at their default place) or when given. Nothing is written but ``--out``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from forkkit.commands.prbody.model import PrInputs
+from forkkit.commands.prbody.render import render_markdown
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.output.report import read_report_json
+
+__all__ = ["ReportPaths", "pr_body", "write_body"]
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    """Where the reports are (None: the default place in the workdir)."""
+
+    red_green: Path | None = None
+    repro: Path | None = None
+    reconcile: Path | None = None
+
+
+def _optional(given: Path | None, default: Path, *, what: str) -> dict[str, Any] | None:
+    """A report given on the command line must exist; the default may not."""
+    if given is None and not default.is_file():
+        return None
+    return read_report_json(
+        given or default, what=what, hint=f"run forkkit {what.split()[0]} first"
+    )
+
+
+def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
+    """The PR description in Markdown, with no local absolute path in it."""
+    reports = cfg.work.reports
+    red_green = read_report_json(
+        paths.red_green or reports / "red_green" / "red_green.json",
+        what="red/green report",
+        hint="run forkkit red-green first, or give --red-green FILE",
+    )
+    fork = red_green.get("fork_path")
+    roots = {
+        str(cfg.work.root.absolute()): "WORKDIR",
+        str(cfg.root.absolute()): ".",
+        **({str(fork): "FORK"} if fork else {}),
+        str(Path.home()): "~",
+    }
+    inputs = PrInputs(
+        title=cfg.fix.title,
+        red_green=red_green,
+        repro=_optional(
+            paths.repro, reports / "repro" / "repro.json", what="repro report"
+        ),
+        reconcile=_optional(
+            paths.reconcile,
+            reports / "reconcile" / "reconcile.json",
+            what="reconcile report",
+        ),
+        roots=roots,
+    )
+    return render_markdown(inputs)
+
+
+def write_body(text: str, out: Path) -> None:
+    """Write the description to ``out`` (one-line error when it cannot)."""
+    try:
+        out.write_text(text)
+    except OSError as exc:
+        raise ForkkitError(
+            f"{out}: cannot write the PR description ({exc.strerror or exc})"
+        ) from None

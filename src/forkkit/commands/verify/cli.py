@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit verify REPORT.json`` arguments: parse, call :func:`run.verify`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from forkkit.cliopts import add_dest_option
+from forkkit.commands.verify.render import render_text
+from forkkit.commands.verify.run import verify
+from forkkit.config import ForkConfig
+from forkkit.signals import signals_raise
+
+_EPILOG = """\
+exit codes:
+  0   the replay classifies every test as the report does
+  1   it differs (one line per difference)
+  2   refused: the report was made on another pin or from another series,
+      or it cannot be read
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit verify`` options."""
+    parser.description = (
+        "Replay a red/green report: rebuild its trees from the pin and the "
+        "series, rerun the same tests (nothing from the result cache), and "
+        "compare every classification."
+    )
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("report", type=Path, help="a red_green.json to replay")
+    add_dest_option(parser)
+    parser.add_argument(
+        "--timeout", type=float, help="seconds each pytest run may take (default: none)"
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="the replay's report folder (default: <workdir>/reports/verify)",
+    )
+
+
+def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+    """Replay, print the verdict; 0 when nothing differs."""
+    with signals_raise():
+        result = verify(
+            cfg, args.report, dest=args.dest, out_dir=args.out, timeout=args.timeout
+        )
+    print(render_text(result))
+    return 0 if result.same else 1

@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit verify REPORT.json``: replay a red/green report and compare.
+
+The report must come from the pin and the series this fork.toml and patches/
+select (refused in one line otherwise); the fork tree is rebuilt from them,
+its trees checked against the report's, and the same tests rerun with
+:func:`forkkit.commands.redgreen.run.prove` (``fresh``: nothing from the result
+cache). The replay's own report is published as ``reports/verify`` (or
+``--out``), never over the report being verified.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from forkkit.commands.redgreen.render import render_json
+from forkkit.commands.redgreen.run import prove, resolve_parallel
+from forkkit.commands.verify.model import (
+    STEM,
+    Current,
+    VerifyResult,
+    categories,
+    differences,
+    refusal,
+    replay_spec,
+    tree_refusal,
+)
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import load_series
+from forkkit.fork.tree import materialize
+from forkkit.output.progress import say
+from forkkit.output.report import read_report_json
+
+__all__ = ["read_report", "verify"]
+
+# Report keys a plain replay does not redo (added by options of red-green).
+_NOT_REPLAYED = {"hunks": "the hunk matrix", "repeat": "the flake check"}
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """The red/green report's JSON document; one-line errors otherwise."""
+    return read_report_json(
+        path,
+        what="red/green report",
+        hint="give a red_green.json (forkkit red-green writes "
+        "<workdir>/reports/red_green/red_green.json)",
+    )
+
+
+def _current(cfg: ForkConfig) -> Current:
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    return Current(
+        upstream=cfg.upstream.ident,
+        patches=tuple(p.name for p in series.patches),
+        runtime_files=tuple(cfg.fix.runtime_files),
+        related_suites=tuple(cfg.fix.related_suites),
+        deselect=tuple(cfg.fix.deselect),
+    )
+
+
+def verify(
+    cfg: ForkConfig,
+    report: Path,
+    *,
+    dest: Path | None = None,
+    out_dir: Path | None = None,
+    timeout: float | None = None,
+    stream: bool = True,
+) -> VerifyResult:
+    """Rebuild the report's trees, rerun its tests, list every difference."""
+    doc = read_report(report)
+    try:
+        spec = replay_spec(doc, str(report))
+    except ValueError as exc:
+        raise ForkkitError(str(exc)) from None
+    why = refusal(spec, _current(cfg))
+    if why is None:
+        tree = materialize(cfg, dest=dest)
+        why = tree_refusal(
+            spec, base_tree=tree.base_tree, head_tree=tree.repo.tree(tree.head)
+        )
+    if why is not None:
+        raise ForkkitError(
+            f"{report}: {why}; replay it with the fork.toml and patches/ it was "
+            "made from, or run forkkit red-green again"
+        )
+    out = out_dir or cfg.work.report_dir(STEM)
+    if out.resolve() == report.resolve().parent:
+        raise ForkkitError(
+            f"{out}: the report's own folder; the replay would replace it, "
+            "pick another --out"
+        )
+    say(f"replaying {report}: {len(spec.tests)} target(s), nothing from the cache")
+    result = prove(
+        cfg,
+        tree,
+        tests=list(spec.tests),
+        pytest_args=spec.pytest_args,
+        related=bool(spec.related_suites),
+        out_dir=out,
+        parallel=resolve_parallel("auto"),
+        timeout=timeout,
+        stream=stream,
+        fresh=True,
+    )
+    fresh = render_json(result)
+    return VerifyResult(
+        report=str(report),
+        tests=len(categories(doc)),
+        differences=tuple(differences(doc, fresh)),
+        skipped=tuple(
+            what
+            for key, what in _NOT_REPLAYED.items()
+            if key in doc
+            if key not in fresh
+        ),
+    )

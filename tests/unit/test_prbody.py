@@ -1,0 +1,206 @@
+"""``forkkit pr-body``: the PR description from the reports, parsed as Markdown."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+
+from forkkit import cli
+from forkkit.commands.prbody.model import PrInputs, portable, pytest_command
+from forkkit.commands.prbody.render import render_markdown
+from forkkit.commands.redgreen.run import prove
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import materialize
+
+_PIPE = re.compile(r"(?<!\\)\|")
+_DETAILS = re.compile(r"<(/?)details\b")
+
+
+def _cells(row: str) -> int:
+    return len(_PIPE.split(row.strip().removeprefix("|").removesuffix("|")))
+
+
+def check_markdown(text: str) -> int:
+    """Every table well formed, ``<details>`` balanced; return the table count."""
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    lines = text.splitlines()
+    tables = [t for t in tokens if t.type == "table_open"]
+    for table in tables:
+        assert table.map is not None
+        rows = lines[table.map[0] : table.map[1]]
+        assert {_cells(r) for r in rows} == {_cells(rows[0])}, rows
+    delimiters = [ln for ln in lines if re.fullmatch(r"\|(---\|)+", ln)]
+    assert len(delimiters) == len(tables)  # every table is parsed as one
+    depth = 0
+    html = [t for t in tokens if t.type == "html_block"] + [
+        c for t in tokens for c in t.children or [] if c.type == "html_inline"
+    ]
+    for tok in sorted(html, key=lambda t: (t.map or [0])[0]):
+        for m in _DETAILS.finditer(tok.content):
+            depth += -1 if m.group(1) else 1
+            assert depth >= 0
+    assert depth == 0
+    return len(tables)
+
+
+def check_portable(text: str, *local: Path) -> None:
+    """No word starts with ``/``; no local folder is named."""
+    for word in text.split():
+        assert not word.strip("`'\"()[]*_,.;:").startswith("/"), word
+    for path in local:
+        assert str(path) not in text
+
+
+def _pr_body(cfg: ForkConfig, *args: str) -> int:
+    return cli.main(["--config", str(cfg.path), "pr-body", *args])
+
+
+F2P = [f"tests/test_fix.py::test_case_{i}" for i in range(14)]
+HUNKS = [
+    {
+        "hunk": "toy/calc.py#1",
+        "path": "toy/calc.py",
+        "symbol": "limit",
+        "reverted": True,
+        "turns_red": F2P[:5],
+        "untested": False,
+    },
+    {
+        "hunk": "toy/calc.py#2",
+        "path": "toy/calc.py",
+        "symbol": "_clamp_hit",
+        "reverted": True,
+        "turns_red": [],
+        "untested": True,
+    },
+    {
+        "hunk": "toy/calc.py#3",
+        "path": "toy/calc.py",
+        "symbol": "double",
+        "reverted": False,
+        "turns_red": [],
+        "untested": False,
+    },
+]
+REPRO = {
+    "mode": "cpu",
+    "upstream": "toy 1.0",
+    "complete": True,
+    "fix_tree": "a" * 40,
+    "base_tree": "b" * 40,
+    "rows": [
+        {
+            "prompt_len": 4096,
+            "kind": "last_token_changed",
+            "resend_tokens": 4096,
+            "base_cached": 3072,
+            "fix_cached": 4080,
+            "gained": 1008,
+        }
+    ],
+}
+RECONCILE = {
+    "competitor": {"ref": "/home/someone/their.patch", "kind": "patch"},
+    "base": "toy 1.0",
+    "overlap": {"kind": "same-files"},
+    "measurement": {"summary": "measured: all 4 cell(s) of the behaviour matrix"},
+    "sides": [
+        {"side": "ours", "label": "ours", "classification": {"FAIL_TO_PASS": ["a"]}},
+        {"side": "theirs", "label": "theirs", "classification": None},
+    ],
+}
+
+
+def test_pr_body_on_the_toy_fork(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _pr_body(toy_project) == 2  # no red/green report yet
+    assert "run forkkit red-green first" in capsys.readouterr().err
+    prove(toy_project, materialize(toy_project), stream=False)
+    capsys.readouterr()
+    assert _pr_body(toy_project) == 0
+    body = capsys.readouterr().out
+    assert check_markdown(body) == 2  # red/green runs, provenance
+    check_portable(body, toy_project.work.root, tmp_path)
+    for section in ("## Purpose", "## Test Plan", "## Test Result", "### Provenance"):
+        assert f"\n{section}\n" in f"\n{body}"
+    assert "### FAIL_TO_PASS (1)\n\n- `tests/test_fix.py::test_limit_reaches_n`" in body
+    assert "git checkout v1.0 -- toy/calc.py\n" in body
+    assert "--junitxml" not in body and "junit_family" not in body
+    assert toy_project.upstream.sha256 in body
+    assert "Related suites (`tests`) on the fix: 3 passed, 0 failed" in body
+    assert "AI assistance: <!-- describe -->" in body
+    assert "Resend reproduction" not in body and "Competing change" not in body
+    # the optional reports are read from their default place when there
+    for stem, doc in (("repro", REPRO), ("reconcile", RECONCILE)):
+        folder = toy_project.work.report_dir(stem)
+        folder.mkdir(parents=True)
+        (folder / f"{stem}.json").write_text(json.dumps(doc))
+    out = tmp_path / "body.md"
+    assert _pr_body(toy_project, "--out", str(out)) == 0
+    body = out.read_text()
+    assert check_markdown(body) == 4
+    check_portable(body, toy_project.work.root, tmp_path)
+    assert "| 4,096 | last token changed | 4,096 | 3,072 | 4,080 | +1,008 |" in body
+    assert "`…/their.patch`" in body and "forkkit repro\n" in body
+
+
+def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc: dict[str, Any] = {
+        "valid": False,
+        "problems": [f"red run failed: see {tmp_path}/wd/reports/red.log"],
+        "title": "ignored: fork.toml's title wins",
+        "upstream": {"ident": "git:https://github.com/x/y@abc", "label": "y@abc"},
+        "classification": {"FAIL_TO_PASS": F2P, "PASS_TO_PASS": ["t::p"]},
+        "red": {"command": "python -m pytest -q tests", "counts": {"failed": 14}},
+        "green": {"command": "python -m pytest -q tests", "counts": {"passed": 15}},
+        "related": None,
+        "related_suites": [],
+        "files": [{"path": "toy/calc.py", "role": "runtime", "base_blob": None}],
+        "hunks": HUNKS,
+        "guards": ["FAIL_TO_PASS test t::x fails on red with ImportError"],
+        "repeat": {"n": 3, "seed": 1234, "orders": ["file", "reversed"], "flaky": []},
+    }
+    report = tmp_path / "rg.json"
+    report.write_text(json.dumps(doc))
+    assert _pr_body(toy_project, "--red-green", str(report)) == 0
+    body = capsys.readouterr().out
+    assert check_markdown(body) == 3  # runs, hunk matrix, provenance
+    check_portable(body, tmp_path)
+    assert "<details><summary>14 tests" in body and "❌ **invalid**" in body
+    assert "| `toy/calc.py` | `_clamp_hit` | toy/calc.py#2 | none (**untested" in body
+    assert "cannot be reverted alone" in body
+    assert "1 untested hunk(s): toy/calc.py#2 (`_clamp_hit`)." in body
+    assert "Guards (SWE-bench): FAIL_TO_PASS test t::x fails" in body
+    assert "Flake check: green ran 3 times (orders: file, reversed; seed 1234)" in body
+    assert "git rm -q -- toy/calc.py\n" in body and "@abc" in body
+    assert "Related suites: not run." in body
+    missing = str(tmp_path / "none.json")
+    assert _pr_body(toy_project, "--red-green", str(report), "--repro", missing) == 2
+    assert "no such repro report" in capsys.readouterr().err
+
+
+def test_portable_paths() -> None:
+    roots = {"/w/wd": "WORKDIR", "/w": "."}
+    text = "see /w/wd/reports/x.log and /w/fork.toml, /opt/py/bin/python; red/green"
+    assert portable(text, roots) == (
+        "see WORKDIR/reports/x.log and ./fork.toml, …/python; red/green"
+    )
+    assert portable("https://a/b file:///c/d </details>", {}) == (
+        "https://a/b file:///c/d </details>"
+    )
+    cmd = "python -m pytest -q --junitxml=r.xml -o junit_family=xunit2 tests"
+    assert pytest_command(cmd) == "python -m pytest -q tests"
+
+
+def test_render_without_optional_keys() -> None:
+    body = render_markdown(PrInputs(title="", red_green={"classification": {}}))
+    assert check_markdown(body) == 2
+    assert "### FAIL_TO_PASS (0)\n\n- (none)" in body

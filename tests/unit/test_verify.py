@@ -1,0 +1,160 @@
+"""``forkkit verify REPORT.json``: replay a red/green report on the toy fork."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkkit import cli
+from forkkit.commands.redgreen.run import prove
+from forkkit.commands.verify.model import differences, refusal, replay_spec
+from forkkit.commands.verify.run import _current
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import materialize
+from tests.synthetic import SyntheticUpstream, make_project, toy_breaking_fix_changes
+
+F2P = "tests/test_fix.py::test_limit_reaches_n"
+
+
+def _report(cfg: ForkConfig, tmp_path: Path) -> Path:
+    prove(cfg, materialize(cfg), out_dir=tmp_path / "rg", stream=False)
+    return tmp_path / "rg" / "red_green.json"
+
+
+def _edited(report: Path, dest: Path, **changes: Any) -> Path:
+    doc = json.loads(report.read_text())
+    for path, value in changes.items():
+        *keys, last = path.split("__")
+        target = doc
+        for key in keys:
+            target = target[key]
+        target[last] = value
+    dest.write_text(json.dumps(doc))
+    return dest
+
+
+def _verify(cfg: ForkConfig, report: Path, *args: str) -> int:
+    return cli.main(["--config", str(cfg.path), "verify", str(report), *args])
+
+
+def test_verify_passes_on_a_fresh_report_and_fails_on_an_edited_one(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = _report(toy_project, tmp_path)
+    assert _verify(toy_project, report) == 0
+    out = capsys.readouterr().out
+    assert "the replay matches the report (1 classified test(s)" in out
+    replay = toy_project.work.report_dir("verify") / "red_green.json"
+    assert json.loads(replay.read_text())["red"]["cached"] is False  # fresh
+    assert report.is_file()  # the verified report is left alone
+
+    edited = _edited(
+        report,
+        tmp_path / "edited.json",
+        classification__FAIL_TO_PASS=[],
+        classification__PASS_TO_PASS=[F2P],
+    )
+    assert _verify(toy_project, edited) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("differs from the report in 1 place(s):")
+    assert lines[1:] == [f"- {F2P}: PASS_TO_PASS in the report, FAIL_TO_PASS now"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        ({"upstream__ident": "sdist:toy==1.0#sha256=" + "0" * 64}, "another pin"),
+        ({"patches": [{"name": "0001-other.patch", "commit": "x"}]}, "another series"),
+        ({"fork_head__tree": "0" * 40}, "made from another series (fork tree 0000"),
+        ({"base__tree": "0" * 40}, "made on another pin (base tree 0000"),
+    ],
+)
+def test_verify_refuses_a_report_of_another_pin_or_series(
+    toy_project: ForkConfig,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    changes: dict[str, Any],
+    why: str,
+) -> None:
+    tree = materialize(toy_project)
+    doc = {
+        "classification": {"FAIL_TO_PASS": [F2P]},
+        "upstream": {"ident": toy_project.upstream.ident},
+        "base": {"tree": tree.base_tree},
+        "fork_head": {"tree": tree.repo.tree(tree.head)},
+        "patches": [{"name": n, "commit": c} for n, c in tree.patch_commits],
+        "files": [{"path": "toy/calc.py", "role": "runtime"}],
+        "tests": ["tests/test_fix.py"],
+        "related_suites": ["tests"],
+        "pytest_args": [],
+        "deselected": [],
+    }
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert _edited(report, report, **changes) == report
+    assert _verify(toy_project, report) == 2
+    err = [
+        line for line in capsys.readouterr().err.splitlines() if "[forkkit]" not in line
+    ]
+    assert len(err) == 1 and err[0].startswith("forkkit: error: ") and why in err[0]
+    assert not toy_project.work.report_dir("verify").exists()  # nothing ran
+
+
+def test_verify_refuses_a_report_of_another_series_on_disk(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report = _report(toy_project, tmp_path)
+    other = make_project(
+        tmp_path / "other", toy_upstream, "1.0", changes=toy_breaking_fix_changes()
+    )
+    spec = replay_spec(json.loads(report.read_text()), "r")
+    assert refusal(spec, _current(toy_project)) is None
+    assert "another series" in (refusal(spec, _current(other)) or "")
+    assert _verify(other, report) == 2
+    assert "made from another series" in capsys.readouterr().err
+
+
+def test_verify_refuses_unreadable_reports(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.json").write_text("{")
+    (tmp_path / "list.json").write_text("[]")
+    (tmp_path / "other.json").write_text('{"valid": true}')
+    for name, why in [
+        ("missing.json", "no such red/green report"),
+        ("bad.json", "cannot read the red/green report"),
+        ("list.json", "not a JSON object"),
+        ("other.json", "not a red/green report"),
+    ]:
+        assert _verify(toy_project, tmp_path / name) == 2
+        assert why in capsys.readouterr().err
+
+
+def test_differences_one_line_each() -> None:
+    base = {
+        "classification": {"FAIL_TO_PASS": ["a", "b"], "PASS_TO_PASS": ["c"]},
+        "valid": True,
+        "related": {"counts": {"passed": 3, "failed": 0}},
+        "hunks": [{"hunk": "h1", "turns_red": ["a"]}],
+    }
+    assert differences(base, base) == []
+    fresh = {
+        "classification": {"FAIL_TO_PASS": ["a"], "FAIL_TO_FAIL": ["b"]},
+        "valid": False,
+        "related": {"counts": {"passed": 2, "failed": 1}},
+        "hunks": [{"hunk": "h1", "turns_red": []}],
+    }
+    assert differences(base, fresh) == [
+        "b: FAIL_TO_PASS in the report, FAIL_TO_FAIL now",
+        "c: PASS_TO_PASS in the report, absent now",
+        "valid: true in the report, false now",
+        "related.counts: failed 0, passed 3 in the report, failed 1, passed 2 now",
+        "hunk h1: turns red [a] in the report, [] now",
+    ]
