@@ -34,10 +34,12 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def unit(session: nox.Session) -> None:
-    """The fast unit tests (about a minute): no real vLLM, no contract matrices."""
+    """The fast unit tests (a minute at most on 2 cores): no real vLLM, no
+    contract matrices, no end-to-end command runs (``e2e``)."""
     session.install("-e", ".[test]")
     args = session.posargs or ["tests/unit"]
-    session.run("pytest", "-m", "not integration and not contract", *_xdist(), *args)
+    marks = "not integration and not contract and not e2e"
+    session.run("pytest", "-m", marks, *_xdist(), *args)
 
 
 @nox.session(python=PY)
