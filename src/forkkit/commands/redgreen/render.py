@@ -194,7 +194,7 @@ def _repeat(r: Result) -> list[str]:
         out.append("FLAKY: " + ", ".join(f"`{r.node(t)}`" for t in rep.flaky))
     else:
         out.append(f"No FLAKY test: green had the same outcomes in {rep.n + 1} runs.")
-    rows = [["Green", "collection", *_cells(r.green), _duration(r.green)]]
+    rows = [["Green", "as collected", *_cells(r.green), _duration(r.green)]]
     rows += [
         [f"Repeat {i}", order, *_cells(run), _duration(run)]
         for i, (order, run) in enumerate(zip(rep.orders, rep.runs, strict=True), 1)
@@ -219,6 +219,14 @@ def _hunk_verdict(c: HunkCheck) -> str:
     return f"needed; {c.note}" if c.note else "needed"
 
 
+def _grouped(checks: Sequence[HunkCheck]) -> list[HunkCheck]:
+    """Hunks in diff order, those of one function together (at its first)."""
+    first: dict[tuple[str, str], int] = {}
+    for i, c in enumerate(checks):
+        first.setdefault((c.path, c.symbol), i)
+    return sorted(checks, key=lambda c: first[(c.path, c.symbol)])
+
+
 def _hunks(r: Result) -> list[str]:
     """The hunk matrix: each runtime hunk reverted alone, grouped by function."""
     if r.hunks is None:
@@ -239,7 +247,7 @@ def _hunks(r: Result) -> list[str]:
             _red_cell(r, c) if c.turns_red else "-",
             _hunk_verdict(c),
         ]
-        for c in sorted(r.hunks, key=lambda c: (c.path, c.symbol))
+        for c in _grouped(r.hunks)
     ]
     return [*out, md_table(["Function", "Hunk", "Turns red", "Verdict"], rows)]
 

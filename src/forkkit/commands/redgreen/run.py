@@ -28,6 +28,7 @@ from forkkit.commands.redgreen.checks import guard_findings, repeat_green
 from forkkit.commands.redgreen.hunks import hunk_matrix
 from forkkit.commands.redgreen.model import (
     STEM,
+    FileBlob,
     HunkCheck,
     ProofChecks,
     RedGreenResult,
@@ -268,18 +269,7 @@ def _result(
     repo, e, v = tree.repo, evidence, evidence.verdict
     base, head = plan.base, plan.head
     files = file_blobs(repo, plan)
-    problems = proof_problems(
-        e.red,
-        e.green,
-        e.classification,
-        files=files,
-        related=e.related,
-        verdict=v,
-        guards=e.guards,
-        others=e.repeat.runs if e.repeat else (),
-    )
-    hunk_problems, hunk_notes = hunk_verdict(e.hunks or (), strict=checks.strict_hunks)
-    notes = untested_notes(repo.changed_paths(base, head), plan.runtime)
+    problems, notes = _verdict(repo, plan, e, files=files, strict=checks.strict_hunks)
     tracked = frozenset(repo.ls_tree(head, []))
     ids = {*classification_ids(e.classification), *v.regressions, *v.preexisting}
     env = settings.env
@@ -308,8 +298,8 @@ def _result(
         related=e.related,
         related_base=e.related_base,
         related_verdict=v,
-        problems=tuple(problems + hunk_problems),
-        notes=tuple(notes + hunk_notes),
+        problems=tuple(problems),
+        notes=tuple(notes),
         parallel=parallel,
         seconds=seconds,
         out_dir=settings.shown_dir,
@@ -318,6 +308,25 @@ def _result(
         repeat=e.repeat,
         hunks=e.hunks,
     )
+
+
+def _verdict(
+    repo: Repo, plan: Plan, e: _Evidence, *, files: list[FileBlob], strict: bool
+) -> tuple[list[str], list[str]]:
+    """The proof's problems and notes (untested files and hunks)."""
+    problems = proof_problems(
+        e.red,
+        e.green,
+        e.classification,
+        files=files,
+        related=e.related,
+        verdict=e.verdict,
+        guards=e.guards,
+        others=e.repeat.runs if e.repeat else (),
+    )
+    hunk_problems, hunk_notes = hunk_verdict(e.hunks or (), strict=strict)
+    notes = untested_notes(repo.changed_paths(plan.base, plan.head), plan.runtime)
+    return problems + hunk_problems, notes + hunk_notes
 
 
 def _env_vars(env: TestEnv, tree: Path) -> dict[str, str]:
