@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const="on",
         default="auto",
         choices=["on", "off", "auto"],
-        help="red beside the run on the fix (default auto: when 2+ cores are free)",
+        help="red beside the run on the fix, and --hunks' runs side by side "
+        "(default auto: when 2+ cores are free)",
     )
     parser.add_argument(
         "--fresh",

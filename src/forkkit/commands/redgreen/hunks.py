@@ -57,6 +57,16 @@ def runtime_hunks(repo: Repo, plan: Plan) -> list[_Target]:
     return out
 
 
+def _selection(repo: Repo, plan: Plan, f2p: Sequence[str]) -> list[str]:
+    """The FAIL_TO_PASS tests' node ids; the focused targets when one of them
+    has no node id (only the FAIL_TO_PASS outcomes are read either way)."""
+    tracked = frozenset(repo.ls_tree(plan.head, []))
+    nodes = [node_id(t, tracked) for t in f2p]
+    if all(nodes):
+        return sorted({n for n in nodes if n})
+    return list(plan.targets)
+
+
 def hunk_workers(count: int, *, parallel: bool) -> int:
     """Side by side as many as there are free cores (at least 2) when
     ``parallel``; one at a time otherwise."""
@@ -112,9 +122,8 @@ def _check(
     rev = revert_hunk_commit(repo, onto=plan.head, patch=h.text, message=message)
     if not rev.applied.ok:
         return dataclasses.replace(row, note=f"git apply -R: {rev.applied.message}")
-    tracked = frozenset(repo.ls_tree(plan.head, []))
-    nodes = sorted({node_id(t, tracked) or t for t in f2p})
     at = dataclasses.replace(settings, head=rev.commit)
+    nodes = _selection(repo, plan, f2p)
     run = at.run(tree, rev.commit, nodes, name=target.name, cancel=cancel)
     row = dataclasses.replace(
         row, reverted=True, tree=rev.tree, cached=run.cached, seconds=run.run.seconds

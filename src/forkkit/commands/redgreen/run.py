@@ -10,7 +10,9 @@ cores are free). Unchanged runs come from the result cache
 runtime files, the fix in the fork tree only when it is clean, untracked
 files included; the fork tree is never edited. Each run writes into a fresh
 run folder, published as ``reports/red_green`` (or ``--out``) when it ends,
-with ``FAILED.txt`` when it did not finish.
+with ``FAILED.txt`` when it did not finish. Then the checks a reviewer needs
+(:class:`model.ProofChecks`): the guards (:mod:`.checks`), the flake check
+(``--repeat``) and the hunk matrix (``--hunks``, :mod:`.hunks`).
 """
 
 from __future__ import annotations
