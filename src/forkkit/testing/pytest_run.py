@@ -95,9 +95,7 @@ def run_pytest(
     progress = out_dir / f".{name}.progress"
     junit.unlink(missing_ok=True)
     cmd = pytest_command(env, targets, junit, extra=list(extra or []))
-    environ = env.environ(tree)
-    environ["PYTHONPATH"] += os.pathsep + str(PLUGIN_DIR)
-    cmd[3:3] = ["-p", GUARD_PLUGIN]
+    environ = _with_plugins(cmd, env.environ(tree))
     if stream:
         _with_progress(cmd, environ, progress)
     start = time.monotonic()
@@ -136,6 +134,13 @@ def run_pytest(
         shown = shown.replace(f" -p {plugin}", "")
     secs = time.monotonic() - start
     return PytestRun(tuple(targets), rc, junit, log, secs, shown, fired.is_set())
+
+
+def _with_plugins(cmd: list[str], environ: dict[str, str]) -> dict[str, str]:
+    """Put forkkit's plugin folder on the path and load the guard plugin."""
+    environ["PYTHONPATH"] += os.pathsep + str(PLUGIN_DIR)
+    cmd[3:3] = ["-p", GUARD_PLUGIN]
+    return environ
 
 
 def _with_progress(cmd: list[str], environ: dict[str, str], progress: Path) -> None:
