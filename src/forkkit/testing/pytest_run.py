@@ -130,8 +130,7 @@ def run_pytest(
         if fired.is_set():
             fh.write(f"\n[forkkit] pytest killed after the {timeout:g}s timeout\n")
     shown = " ".join(["python", *cmd[1:]]).replace(str(junit), f"{name}.xml")
-    for plugin in (PLUGIN, GUARD_PLUGIN):
-        shown = shown.replace(f" -p {plugin}", "")
+    shown = shown.replace(f" -p {PLUGIN}", "").replace(f" -p {GUARD_PLUGIN}", "")
     secs = time.monotonic() - start
     return PytestRun(tuple(targets), rc, junit, log, secs, shown, fired.is_set())
 
