@@ -7,7 +7,15 @@ from __future__ import annotations
 import pytest
 
 from forkkit.testing import junit
-from forkkit.testing.classify import Category, classify, classify_test
+from forkkit.testing.classify import (
+    Category,
+    classify,
+    classify_test,
+    exit_code,
+    flaky,
+    unresolved,
+    wrong_reason,
+)
 from forkkit.testing.junit import JunitReport, Outcome, failure_kind
 
 
@@ -155,3 +163,72 @@ def test_classify_groups_sorted_ids() -> None:
 )
 def test_failure_kind(message: str, text: str, kind: str) -> None:
     assert failure_kind(message, text) == kind
+
+
+def test_unresolved_guard() -> None:
+    red = report(
+        outcome("skip", "failed"),
+        outcome("xf", "failed"),
+        outcome("xp", "failed"),
+        junit.TestOutcome("m::both", "skipped", 0.0, mark="xfailed"),
+        outcome("ok", "failed"),
+    )
+    green = report(
+        outcome("skip", "skipped"),
+        junit.TestOutcome("m::xf", "skipped", 0.0, mark="xfailed"),
+        junit.TestOutcome("m::xp", "passed", 0.0, mark="xpassed"),
+        junit.TestOutcome("m::both", "passed", 0.0, mark="xpassed"),
+        outcome("ok", "passed"),
+    )
+    g = unresolved(red, green)
+    assert g is not None and g.blocking
+    assert g.tests == ("m::both", "m::skip", "m::xf", "m::xp")
+    assert "m::xp (xpassed)" in g.message and "m::skip (skipped)" in g.message
+    assert unresolved(report(F2P[0]), report(F2P[1])) is None
+
+
+def test_wrong_reason_guard() -> None:
+    red = report(
+        outcome("a", "failed"),
+        outcome("b", "failed", "NameError"),
+        outcome("c", "error", "AssertionError"),
+    )
+    g = wrong_reason(red, ["m::a", "m::b", "m::c"])
+    assert g is not None and g.blocking and g.tests == ("m::b", "m::c")
+    assert "(NameError, setup error (AssertionError))" in g.message
+    allowed = wrong_reason(red, ["m::b"], allowed=True)
+    assert allowed is not None and not allowed.blocking
+    assert wrong_reason(red, ["m::a"]) is None
+
+
+@pytest.mark.parametrize(
+    ("rc", "outcomes", "why"),
+    [
+        (0, ("passed",), None),
+        (1, ("passed", "failed"), None),
+        (5, (), None),
+        (0, ("failed",), "exited 0 but its JUnit has 1 failure(s)/error(s)"),
+        (1, ("passed",), "exited 1 but its JUnit records no failure"),
+        (2, ("passed", "skipped"), "exited 2 but its JUnit records no failure"),
+    ],
+)
+def test_exit_code_guard(
+    rc: int, outcomes: tuple[Outcome, ...], why: str | None
+) -> None:
+    rep = report(*(outcome(f"t{i}", o) for i, o in enumerate(outcomes)))
+    g = exit_code("red", rc, rep)
+    assert (g.message if g else None) == (
+        f"red: pytest {why}" + GUARD_TAIL if why else None
+    )
+
+
+GUARD_TAIL = ": its results cannot be trusted (see its log)"
+
+
+def test_flaky_guard() -> None:
+    a = report(outcome("x", "passed"), outcome("y", "passed"))
+    b = report(outcome("x", "failed"), outcome("y", "passed"))
+    c = report(outcome("y", "passed"))
+    assert flaky([a, a]) is None
+    g = flaky([a, b, c])
+    assert g is not None and g.tests == ("m::x",) and "across 3 runs" in g.message

@@ -25,7 +25,7 @@ from forkkit.testing.env import TestEnv
 from forkkit.testing.pytest_run import PytestRun
 
 # Bump when what forkkit adds to every pytest command changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: xpassed tests marked (scripts/forkkit_guard.py)
 JUNIT, LOG, META = "junit.xml", "pytest.log", "run.json"
 
 

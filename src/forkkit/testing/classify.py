@@ -57,12 +57,15 @@ class Classification:
         return self.by_category.get(category, [])
 
 
-def classify(red: JunitReport, green: JunitReport) -> Classification:
+def classify(
+    red: JunitReport, green: JunitReport, *, crashes: bool = True
+) -> Classification:
     """Classify all tests and list every reason the proof is not valid.
 
     A valid proof: both runs executed tests, nothing failed to collect, at
     least one FAIL_TO_PASS whose red failure is an assertion (not an import or
-    other crash), and no PASS_TO_FAIL / FAIL_TO_FAIL.
+    other crash; ``crashes=False`` leaves that to :func:`wrong_reason`), and no
+    PASS_TO_FAIL / FAIL_TO_FAIL.
     """
     groups: dict[str, list[str]] = {}
     for test_id in sorted(set(red.tests) | set(green.tests)):
@@ -81,14 +84,130 @@ def classify(red: JunitReport, green: JunitReport) -> Classification:
     f2p = groups.get("FAIL_TO_PASS", [])
     if not f2p and red.executed:
         problems.append("no FAIL_TO_PASS test: the tests do not demonstrate the bug")
-    crashes = [t for t in f2p if not red.tests[t].is_assertion]
-    if crashes:
-        kinds = sorted({red.tests[t].kind for t in crashes})
+    crashed = [t for t in f2p if not red.tests[t].is_assertion]
+    if crashed and crashes:
+        kinds = sorted({red.tests[t].kind for t in crashed})
         problems.append(
-            f"{len(crashes)} FAIL_TO_PASS test(s) fail on base with "
-            f"{', '.join(kinds)}, not an assertion (e.g. {crashes[0]})"
+            f"{len(crashed)} FAIL_TO_PASS test(s) fail on base with "
+            f"{', '.join(kinds)}, not an assertion (e.g. {crashed[0]})"
         )
     for bad in ("PASS_TO_FAIL", "FAIL_TO_FAIL", "MISSING"):
         if groups.get(bad):
             problems.append(f"{len(groups[bad])} {bad} test(s), e.g. {groups[bad][0]}")
     return Classification(by_category=groups, problems=tuple(problems))
+
+
+GuardName = Literal["unresolved", "exit_code", "wrong_reason", "flaky"]
+SHOWN_TESTS = 5  # tests named in a guard's message
+
+
+@dataclass(frozen=True)
+class GuardFinding:
+    """What one guard found; ``blocking`` findings make the proof invalid."""
+
+    guard: GuardName
+    message: str
+    tests: tuple[str, ...] = ()
+    blocking: bool = True
+
+
+def _named(items: list[str]) -> str:
+    shown = ", ".join(items[:SHOWN_TESTS])
+    more = len(items) - SHOWN_TESTS
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _green_state(t: TestOutcome | None) -> str:
+    """``skipped``/``xfailed``/``xpassed`` when green did not resolve a test."""
+    if t is None:
+        return ""
+    if t.mark:
+        return t.mark
+    return "skipped" if t.outcome == "skipped" else ""
+
+
+def unresolved(red: JunitReport, green: JunitReport) -> GuardFinding | None:
+    """Tests that fail on base (or xfail there) and, with the fix, are skipped,
+    xfailed or xpassed: not resolved (SWE-bench counts them so)."""
+    found: list[tuple[str, str]] = []
+    for test_id, r in sorted(red.tests.items()):
+        state = _green_state(green.tests.get(test_id))
+        if state and (_bad(r) or r.mark == "xfailed"):
+            found.append((test_id, state))
+    if not found:
+        return None
+    return GuardFinding(
+        "unresolved",
+        f"{len(found)} test(s) that fail on base are not resolved on the fix "
+        f"(skipped, xfailed or xpassed count as not resolved): "
+        + _named([f"{t} ({state})" for t, state in found]),
+        tuple(t for t, _ in found),
+    )
+
+
+def _reason(t: TestOutcome) -> str:
+    if t.outcome == "error":
+        return f"setup error ({t.kind or 'unknown'})"
+    return t.kind or "unknown"
+
+
+def wrong_reason(
+    red: JunitReport, f2p: list[str], *, allowed: bool = False
+) -> GuardFinding | None:
+    """FAIL_TO_PASS tests whose red failure is not an assertion in the test
+    itself (an import, attribute, type or name error, a fixture/setup error)."""
+    wrong = [
+        t
+        for t in f2p
+        if red.tests[t].outcome == "error" or not red.tests[t].is_assertion
+    ]
+    if not wrong:
+        return None
+    reasons = sorted({_reason(red.tests[t]) for t in wrong})
+    verdict = (
+        "accepted (--allow-wrong-reason)"
+        if allowed
+        else "the proof does not show the bug; --allow-wrong-reason accepts it"
+    )
+    return GuardFinding(
+        "wrong_reason",
+        f"{len(wrong)} FAIL_TO_PASS test(s) fail on base for the wrong reason "
+        f"({', '.join(reasons)}), not an assertion (e.g. {wrong[0]}): {verdict}",
+        tuple(wrong),
+        blocking=not allowed,
+    )
+
+
+def exit_code(name: str, returncode: int, report: JunitReport) -> GuardFinding | None:
+    """pytest's exit status against its JUnit: non-zero with no failure
+    recorded, or 0 with failures, make the run's results untrustworthy."""
+    c = report.summary()
+    bad = c["failed"] + c["error"] + c["collection_errors"]
+    if returncode == 0 and bad:
+        why = f"exited 0 but its JUnit has {bad} failure(s)/error(s)"
+    elif returncode not in (0, 5) and not bad:
+        why = f"exited {returncode} but its JUnit records no failure"
+    else:
+        return None
+    return GuardFinding(
+        "exit_code",
+        f"{name}: pytest {why}: its results cannot be trusted (see its log)",
+    )
+
+
+def flaky(reports: list[JunitReport]) -> GuardFinding | None:
+    """Tests whose outcome differs between runs of the same tree (absent counts)."""
+    ids = sorted({t for r in reports for t in r.tests})
+    mixed = [
+        t
+        for t in ids
+        if len({r.tests[t].outcome if t in r.tests else None for r in reports}) > 1
+    ]
+    if not mixed:
+        return None
+    return GuardFinding(
+        "flaky",
+        f"{len(mixed)} FLAKY test(s): outcomes differ across {len(reports)} runs of "
+        f"the fix: {_named(mixed)}",
+        tuple(mixed),
+    )

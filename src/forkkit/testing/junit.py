@@ -13,6 +13,8 @@ from forkkit.errors import ForkkitError
 from forkkit.patches.testids import junit_id
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
+Mark = Literal["", "xfailed", "xpassed"]
+XPASS_PROPERTY = "forkkit_xpassed"  # set by scripts/forkkit_guard.py
 _EXC = re.compile(
     r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed))\b", re.M
 )
@@ -27,6 +29,7 @@ class TestOutcome:
     seconds: float
     kind: str = ""  # exception kind for failed/error: "AssertionError", ...
     message: str = ""
+    mark: Mark = ""  # xfail-marked: "xfailed" (a skip) or "xpassed" (a pass)
 
     @property
     def is_collection_error(self) -> bool:
@@ -81,6 +84,19 @@ def failure_kind(message: str, text: str) -> str:
     return "unknown"
 
 
+def _mark(case: ET.Element) -> Mark:
+    """``xfailed``/``xpassed`` for an xfail-marked test case, else ``""``."""
+    for child in case:
+        if child.tag == "skipped" and child.get("type") == "pytest.xfail":
+            return "xfailed"
+        if child.tag in ("failure", "error"):
+            return ""
+    for prop in case.iter("property"):
+        if prop.get("name") == XPASS_PROPERTY:
+            return "xpassed"
+    return ""
+
+
 def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
     """Parse JUnit XML produced by pytest (xunit1 or xunit2)."""
     try:
@@ -100,6 +116,7 @@ def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
             secs = float(case.get("time", "0") or 0)
             outcome: Outcome = "passed"
             kind = message = ""
+            mark = _mark(case)
             for child in case:
                 if child.tag in ("failure", "error"):
                     outcome = "failed" if child.tag == "failure" else "error"
@@ -109,7 +126,7 @@ def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
                 if child.tag == "skipped":
                     outcome = "skipped"
                     message = child.get("message", "")
-            result = TestOutcome(test_id, outcome, secs, kind, message[:500])
+            result = TestOutcome(test_id, outcome, secs, kind, message[:500], mark)
             if not classname and outcome == "error":
                 collection.append(
                     TestOutcome(test_id, "error", secs, "collection", message[:500])

@@ -27,6 +27,11 @@ from forkkit.output.runprogress import (
 )
 from forkkit.testing.env import TestEnv
 
+# Loaded in every run: marks xpassed tests in the JUnit, and orders the tests
+# when $FORKKIT_TEST_ORDER says so (``scripts/forkkit_guard.py``).
+GUARD_PLUGIN = "forkkit_guard"
+ORDER_ENV = "FORKKIT_TEST_ORDER"
+
 # Live pytest processes, so an interrupted caller can stop all of them (the
 # runs of ``--parallel`` happen in worker threads that never see a signal).
 _LIVE: set[subprocess.Popen[bytes]] = set()
@@ -90,7 +95,7 @@ def run_pytest(
     progress = out_dir / f".{name}.progress"
     junit.unlink(missing_ok=True)
     cmd = pytest_command(env, targets, junit, extra=list(extra or []))
-    environ = env.environ(tree)
+    environ = _with_plugins(cmd, env.environ(tree))
     if stream:
         _with_progress(cmd, environ, progress)
     start = time.monotonic()
@@ -125,15 +130,21 @@ def run_pytest(
         if fired.is_set():
             fh.write(f"\n[forkkit] pytest killed after the {timeout:g}s timeout\n")
     shown = " ".join(["python", *cmd[1:]]).replace(str(junit), f"{name}.xml")
-    shown = shown.replace(f" -p {PLUGIN}", "")
+    shown = shown.replace(f" -p {PLUGIN}", "").replace(f" -p {GUARD_PLUGIN}", "")
     secs = time.monotonic() - start
     return PytestRun(tuple(targets), rc, junit, log, secs, shown, fired.is_set())
+
+
+def _with_plugins(cmd: list[str], environ: dict[str, str]) -> dict[str, str]:
+    """Put forkkit's plugin folder on the path and load the guard plugin."""
+    environ["PYTHONPATH"] += os.pathsep + str(PLUGIN_DIR)
+    cmd[3:3] = ["-p", GUARD_PLUGIN]
+    return environ
 
 
 def _with_progress(cmd: list[str], environ: dict[str, str], progress: Path) -> None:
     """Load the progress plugin (first, from its folder on the path)."""
     progress.unlink(missing_ok=True)
-    environ["PYTHONPATH"] += os.pathsep + str(PLUGIN_DIR)
     environ[PROGRESS_ENV] = str(progress)
     cmd[3:3] = ["-p", PLUGIN]
 

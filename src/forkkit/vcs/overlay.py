@@ -4,6 +4,8 @@
 Red runs the fork's tests with the runtime files of ``base``. That tree is
 written here as a real commit (no ref names it), so a scratch worktree of it
 is exactly the tree the report names, and nothing is checked out by hand.
+The hunk matrix of red/green runs the fix with one hunk reverted: the same
+kind of commit, built with ``git apply -R`` (:func:`revert_hunk_commit`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from forkkit.errors import ForkkitError
+from forkkit.vcs.apply import ApplyResult
 from forkkit.vcs.repo import Repo
 
 
@@ -72,3 +75,32 @@ def overlay_commit(
     return Overlay(
         commit=commit, tree=tree, onto=onto_id, source=source_id, paths=tuple(paths)
     )
+
+
+@dataclass(frozen=True)
+class HunkRevert:
+    """``onto`` with one hunk reverse-applied, as a commit (``applied.ok``), or
+    where git stopped."""
+
+    applied: ApplyResult
+    commit: str = ""
+    tree: str = ""
+
+
+def revert_hunk_commit(
+    repo: Repo, *, onto: str, patch: str, message: str
+) -> HunkRevert:
+    """Commit ``onto``'s tree with ``patch`` (one hunk's standalone patch text)
+    reverse-applied (``git apply --cached -R`` in a scratch index); the work
+    tree, the index and every ref are left alone."""
+    onto_id = repo.rev(onto)
+    if onto_id is None:
+        raise ForkkitError(f"{repo.path}: no revision {onto!r}; materialize first")
+    with repo.scratch_index(f"revert-{threading.get_ident()}") as index:
+        index.read_tree(onto_id)
+        applied = index.apply(patch, reverse=True)
+        if not applied.ok:
+            return HunkRevert(applied)
+        tree = index.write_tree()
+    commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
+    return HunkRevert(applied, commit, tree)

@@ -7,9 +7,11 @@ import argparse
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
+from forkkit.commands.redgreen.model import ProofChecks
 from forkkit.commands.redgreen.render import render_markdown
 from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
 from forkkit.output.report import append_step_summary
 from forkkit.signals import signals_raise
@@ -40,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const="on",
         default="auto",
         choices=["on", "off", "auto"],
-        help="red beside the run on the fix (default auto: when 2+ cores are free)",
+        help="red beside the run on the fix, and --hunks' runs side by side "
+        "(default auto: when 2+ cores are free)",
     )
     parser.add_argument(
         "--fresh",
@@ -56,7 +59,58 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="report folder, replaced by each run (default: <workdir>/reports/"
         "red_green)",
     )
+    _add_check_options(parser)
     parser.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
+
+
+def _add_check_options(parser: argparse.ArgumentParser) -> None:
+    """The guards' option, the flake check and the hunk matrix."""
+    parser.add_argument(
+        "--allow-wrong-reason",
+        action="store_true",
+        help="accept FAIL_TO_PASS tests that fail on base with something other "
+        "than an assertion (ImportError, NameError, a setup error...): a warning, "
+        "not a problem",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=0,
+        metavar="N",
+        help="flake check: run green N more times on the fix, never from the "
+        "result cache, first in reversed then in seeded random order; a test "
+        "with mixed outcomes is FLAKY and the proof invalid",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of --repeat's random orders (default: a fresh one, reported)",
+    )
+    parser.add_argument(
+        "--hunks",
+        action="store_true",
+        help="hunk matrix: revert each runtime hunk of the fix alone and run the "
+        "FAIL_TO_PASS tests (one run per hunk, cached by tree, side by side "
+        "with --parallel); report which tests need each hunk",
+    )
+    parser.add_argument(
+        "--strict-hunks",
+        action="store_true",
+        help="like --hunks, and a hunk no FAIL_TO_PASS test needs makes the "
+        "proof invalid (default: a warning)",
+    )
+
+
+def _checks(args: argparse.Namespace) -> ProofChecks:
+    if args.repeat < 0:
+        raise ForkkitError(f"--repeat {args.repeat}: give a count of 0 or more")
+    return ProofChecks(
+        allow_wrong_reason=args.allow_wrong_reason,
+        repeat=args.repeat,
+        seed=args.seed,
+        hunks=args.hunks or args.strict_hunks,
+        strict_hunks=args.strict_hunks,
+    )
 
 
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
@@ -73,6 +127,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
             parallel=resolve_parallel(args.parallel),
             timeout=args.timeout,
             fresh=args.fresh,
+            checks=_checks(args),
         )
     markdown = render_markdown(result)
     print(markdown)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from forkkit.patches.paths import is_test_path
-from forkkit.testing.classify import Classification
+from forkkit.testing.classify import Classification, GuardFinding
 from forkkit.testing.junit import JunitReport
 
 STEM = "red_green"
@@ -48,6 +48,75 @@ class RelatedVerdict:
 
 
 @dataclass(frozen=True)
+class ProofChecks:
+    """The checks beyond red and green a proof is asked for."""
+
+    allow_wrong_reason: bool = False  # a non-assertion red failure: a warning
+    repeat: int = 0  # green again this many times (reversed, then random order)
+    seed: int | None = None  # the random order's seed (None: a fresh one)
+    hunks: bool = False  # revert each runtime hunk alone: which tests need it?
+    strict_hunks: bool = False  # an untested hunk makes the proof invalid
+
+
+@dataclass(frozen=True)
+class RepeatCheck(Generic[R]):
+    """Green run again in other orders: a test with mixed outcomes is FLAKY."""
+
+    seed: int
+    orders: tuple[str, ...]  # "reversed" or "random:SEED", one per repeat
+    runs: tuple[R, ...]
+    flaky: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.orders)
+
+
+@dataclass(frozen=True)
+class HunkCheck:
+    """The FAIL_TO_PASS tests on the fix with one runtime hunk reverted."""
+
+    hunk: str  # DiffHunk.describe()
+    path: str
+    symbol: str  # enclosing function(s) in the base file, ", "-joined
+    reverted: bool  # False: the hunk cannot be reverted alone (see ``note``)
+    turns_red: tuple[str, ...] = ()  # test ids that fail without it
+    kinds: tuple[str, ...] = ()  # each one's failure kind, in the same order
+    note: str = ""
+    tree: str | None = None  # the tested tree
+    cached: bool = False
+    seconds: float = 0.0
+
+    @property
+    def untested(self) -> bool:
+        """Reverted alone and still every FAIL_TO_PASS test passes."""
+        return self.reverted and not self.turns_red and not self.note
+
+
+def hunk_verdict(
+    checks: Sequence[HunkCheck], *, strict: bool
+) -> tuple[list[str], list[str]]:
+    """(problems, notes) of the hunk matrix: an untested hunk is a note, or a
+    problem when ``strict``; a hunk that cannot be reverted alone, or whose
+    run gave no results, is a note."""
+    untested = [c.hunk for c in checks if c.untested]
+    problems: list[str] = []
+    notes = [
+        f"{c.hunk}: "
+        + (c.note if c.reverted else f"cannot be reverted alone ({c.note})")
+        for c in checks
+        if c.note and not c.turns_red
+    ]
+    if untested:
+        text = (
+            f"{len(untested)} untested runtime hunk(s): every FAIL_TO_PASS test "
+            f"passes without it: {'; '.join(untested)}"
+        )
+        (problems if strict else notes).append(text)
+    return problems, notes
+
+
+@dataclass(frozen=True)
 class RedGreenResult(Generic[R]):
     """Everything a reviewer needs to check the proof and what it ran on."""
 
@@ -81,6 +150,9 @@ class RedGreenResult(Generic[R]):
     seconds: float
     out_dir: Path
     node_ids: dict[str, str] = field(default_factory=dict)  # junit id -> node id
+    guards: tuple[GuardFinding, ...] = ()
+    repeat: RepeatCheck[R] | None = None
+    hunks: tuple[HunkCheck, ...] | None = None  # None: not asked (--hunks)
 
     @property
     def valid(self) -> bool:
@@ -131,6 +203,8 @@ def proof_problems(
     files: Sequence[FileBlob],
     related: ProofRun | None,
     verdict: RelatedVerdict,
+    guards: Sequence[GuardFinding] = (),
+    others: Sequence[ProofRun] = (),
 ) -> list[str]:
     """Every reason the proof does not hold (empty: a valid proof)."""
     problems: list[str] = []
@@ -140,10 +214,11 @@ def proof_problems(
             "the fork does not change any runtime file "
             f"({', '.join(f.path for f in runtime)}): red and green test the same code"
         )
-    for run in (red, green, related):
+    for run in (red, green, related, *others):
         if run is not None and run.problem:
             problems.append(run.problem)
     problems += classification.problems
+    problems += [g.message for g in guards if g.blocking]
     problems = list(dict.fromkeys(problems))  # green shares the fix run's problem
     if related is not None and verdict.regressions:
         problems.append(

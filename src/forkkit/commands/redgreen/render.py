@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from forkkit.commands.redgreen.model import FileBlob, RedGreenResult
+from forkkit.commands.redgreen.model import FileBlob, HunkCheck, RedGreenResult
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
 from forkkit.testing.classify import CATEGORIES
@@ -15,6 +15,12 @@ from forkkit.testing.suiterun import SuiteRun
 
 Result = RedGreenResult[SuiteRun]
 FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
+SHOWN_RED = 3  # tests named per hunk in the hunk matrix (all of them in JSON)
+GUARDS_OK = (
+    "All pass: no FAIL_TO_PASS test skipped, xfailed or xpassed on the fix; "
+    "every pytest exit status agrees with its JUnit; every FAIL_TO_PASS test "
+    "fails on base by an assertion."
+)
 
 
 def count_line(run: SuiteRun) -> str:
@@ -75,7 +81,8 @@ def _red_reason(red: SuiteRun, test_id: str) -> str:
 
 def render_markdown(r: Result) -> str:
     """The PR's "Test Result" section."""
-    out = _summary(r) + _related(r) + _lists(r) + _commands(r) + _provenance(r)
+    out = _summary(r) + _related(r) + _lists(r) + _guards(r) + _repeat(r)
+    out += _hunks(r) + _commands(r) + _provenance(r)
     return "\n".join(out)
 
 
@@ -165,6 +172,84 @@ def _lists(r: Result) -> list[str]:
         if bad:
             out += [f"{cat}:", ""] + [f"- `{r.node(t)}`" for t in bad] + [""]
     return out
+
+
+def _guards(r: Result) -> list[str]:
+    """What the guards found: blocking findings (❌) and warnings (⚠️)."""
+    out = ["### Guards", ""]
+    if not r.guards:
+        return [*out, GUARDS_OK, ""]
+    return (
+        out + [f"- {'❌' if g.blocking else '⚠️'} {g.message}" for g in r.guards] + [""]
+    )
+
+
+def _repeat(r: Result) -> list[str]:
+    """The flake check: green again in other orders."""
+    rep = r.repeat
+    if rep is None:
+        return []
+    out = [f"### Flake check (`--repeat {rep.n}`, seed {rep.seed})", ""]
+    if rep.flaky:
+        out.append("FLAKY: " + ", ".join(f"`{r.node(t)}`" for t in rep.flaky))
+    else:
+        out.append(f"No FLAKY test: green had the same outcomes in {rep.n + 1} runs.")
+    rows = [["Green", "as collected", *_cells(r.green), _duration(r.green)]]
+    rows += [
+        [f"Repeat {i}", order, *_cells(run), _duration(run)]
+        for i, (order, run) in enumerate(zip(rep.orders, rep.runs, strict=True), 1)
+    ]
+    headers = ["Run", "Order", "Passed", "Failed", "Errors", "Skipped", "Duration"]
+    return [*out, "", md_table(headers, rows)]
+
+
+def _red_cell(r: Result, c: HunkCheck) -> str:
+    shown = [f"`{r.node(t)}`" for t in c.turns_red[:SHOWN_RED]]
+    more = len(c.turns_red) - SHOWN_RED
+    return (
+        f"{len(c.turns_red)}: " + ", ".join(shown) + (f" +{more}" if more > 0 else "")
+    )
+
+
+def _hunk_verdict(c: HunkCheck) -> str:
+    if not c.reverted:
+        return f"cannot be reverted alone ({c.note})"
+    if c.untested:
+        return "⚠️ untested: every FAIL_TO_PASS test passes without it"
+    return f"needed; {c.note}" if c.note else "needed"
+
+
+def _grouped(checks: Sequence[HunkCheck]) -> list[HunkCheck]:
+    """Hunks in diff order, those of one function together (at its first)."""
+    first: dict[tuple[str, str], int] = {}
+    for i, c in enumerate(checks):
+        first.setdefault((c.path, c.symbol), i)
+    return sorted(checks, key=lambda c: first[(c.path, c.symbol)])
+
+
+def _hunks(r: Result) -> list[str]:
+    """The hunk matrix: each runtime hunk reverted alone, grouped by function."""
+    if r.hunks is None:
+        return []
+    out = ["### Hunk matrix", ""]
+    if not r.hunks:
+        return [*out, "No runtime hunk to check (or no FAIL_TO_PASS test).", ""]
+    needed = sum(1 for c in r.hunks if c.turns_red)
+    out += [
+        f"Each runtime hunk reverted alone, the FAIL_TO_PASS tests run: "
+        f"{needed} of {len(r.hunks)} hunk(s) needed by at least one test.",
+        "",
+    ]
+    rows = [
+        [
+            f"`{c.symbol}`" if c.symbol else "-",
+            c.hunk,
+            _red_cell(r, c) if c.turns_red else "-",
+            _hunk_verdict(c),
+        ]
+        for c in _grouped(r.hunks)
+    ]
+    return [*out, md_table(["Function", "Hunk", "Turns red", "Verdict"], rows)]
 
 
 def _commands(r: Result) -> list[str]:
@@ -258,4 +343,47 @@ def render_json(r: Result) -> dict[str, Any]:
         "related_preexisting_failures": [
             r.node(t) for t in r.related_verdict.preexisting
         ],
+        **_checks_json(r),
+    }
+
+
+def _checks_json(r: Result) -> dict[str, Any]:
+    """``guards``, ``repeat`` and ``hunks`` (null when not asked)."""
+    rep = r.repeat
+    return {
+        "guards": [
+            {
+                "guard": g.guard,
+                "message": g.message,
+                "tests": [r.node(t) for t in g.tests],
+                "blocking": g.blocking,
+            }
+            for g in r.guards
+        ],
+        "repeat": None
+        if rep is None
+        else {
+            "n": rep.n,
+            "seed": rep.seed,
+            "orders": list(rep.orders),
+            "flaky": [r.node(t) for t in rep.flaky],
+            "runs": [run.to_json() for run in rep.runs],
+        },
+        "hunks": None if r.hunks is None else [_hunk_json(r, c) for c in r.hunks],
+    }
+
+
+def _hunk_json(r: Result, c: HunkCheck) -> dict[str, Any]:
+    return {
+        "hunk": c.hunk,
+        "path": c.path,
+        "symbol": c.symbol,
+        "reverted": c.reverted,
+        "turns_red": [r.node(t) for t in c.turns_red],
+        "red_kinds": dict(zip((r.node(t) for t in c.turns_red), c.kinds, strict=True)),
+        "untested": c.untested,
+        "note": c.note,
+        "tree": c.tree,
+        "cached": c.cached,
+        "wall_seconds": round(c.seconds, 3),
     }

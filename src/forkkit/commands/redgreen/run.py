@@ -10,11 +10,14 @@ cores are free). Unchanged runs come from the result cache
 runtime files, the fix in the fork tree only when it is clean, untracked
 files included; the fork tree is never edited. Each run writes into a fresh
 run folder, published as ``reports/red_green`` (or ``--out``) when it ends,
-with ``FAILED.txt`` when it did not finish.
+with ``FAILED.txt`` when it did not finish. Then the checks a reviewer needs
+(:class:`model.ProofChecks`): the guards (:mod:`.checks`), the flake check
+(``--repeat``) and the hunk matrix (``--hunks``, :mod:`.hunks`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -23,149 +26,48 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from forkkit.commands.redgreen.checks import guard_findings, repeat_green
+from forkkit.commands.redgreen.hunks import hunk_matrix
 from forkkit.commands.redgreen.model import (
     STEM,
     FileBlob,
+    HunkCheck,
+    ProofChecks,
     RedGreenResult,
     RelatedVerdict,
+    RepeatCheck,
     classification_ids,
     failing_ids,
+    hunk_verdict,
     proof_problems,
     related_verdict,
     untested_notes,
 )
+from forkkit.commands.redgreen.plan import Plan, RunSettings, file_blobs, make_plan
 from forkkit.commands.redgreen.render import count_line, render_json, render_markdown
 from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
-from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import write_reports
 from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.classify import Classification, classify
+from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import kill_running
-from forkkit.testing.suiterun import (
-    SuiteRun,
-    report_folder,
-    require_committed,
-    run_with_runtime_from,
-)
+from forkkit.testing.suiterun import SuiteRun, report_folder
 from forkkit.vcs import Repo
 
-__all__ = ["RunSettings", "prove", "resolve_parallel"]
+NO_CHECKS = ProofChecks()
 
-
-@dataclass(frozen=True)
-class _Plan:
-    """What a proof runs, checked before anything runs."""
-
-    targets: tuple[str, ...]
-    runtime: tuple[str, ...]
-    suites: tuple[str, ...]
-    base: str
-    head: str
-
-
-def _plan(
-    cfg: ForkConfig, repo: Repo, tests: list[str] | None, *, related: bool
-) -> _Plan:
-    """Validate fork.toml [fix] against the fork; refuse an uncommitted tree."""
-    targets = tuple(tests or cfg.fix.focused_tests)
-    runtime = tuple(cfg.fix.runtime_files)
-    where = f"{cfg.path.name} [fix]"
-    if not runtime:
-        raise ForkkitError(
-            f"{where}: runtime_files is empty; list the files the fix changes"
-        )
-    if not targets:
-        raise ForkkitError(f"{where}: focused_tests is empty; list the fix's tests")
-    head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
-    if head is None or base is None:
-        raise ForkkitError(f"{repo.path}: no '{BASE_TAG}' tag; run forkkit materialize")
-    for f in runtime:
-        if repo.blob(base, f) is None and repo.blob(head, f) is None:
-            raise ForkkitError(
-                f"{where}: runtime file {f!r} exists neither at base nor at fork HEAD; "
-                "fix the path"
-            )
-    suites = tuple(cfg.fix.related_suites) if related else ()
-    for t in [*targets, *suites]:
-        path = target_file(t).rstrip("/")
-        if repo.object_id(f"{head}:{path}") is None:
-            raise ForkkitError(
-                f"{where}: test target {path!r} does not exist at fork HEAD "
-                f"{head[:12]}; fix the path (fork.toml [fix] or --tests)"
-            )
-    require_committed(repo, "red-green")
-    return _Plan(targets, runtime, suites, base, head)
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """What every pytest run of one proof shares."""
-
-    runtime_files: tuple[str, ...]
-    env: TestEnv
-    out_dir: Path  # the proof's fresh report folder
-    shown_dir: Path  # where that folder is published
-    head: str
-    pytest_args: tuple[str, ...]
-    timeout: float | None
-    cache: ResultCache
-    stream: bool
-
-    def run(
-        self,
-        tree: ForkTree,
-        rev: str,
-        tests: Sequence[str],
-        *,
-        name: str,
-        cancel: threading.Event | None = None,
-    ) -> SuiteRun:
-        """Run ``tests`` of ``head`` with the runtime files of ``rev``."""
-        return run_with_runtime_from(
-            tree,
-            rev,
-            tests,
-            runtime_files=self.runtime_files,
-            env=self.env,
-            out_dir=self.out_dir,
-            name=name,
-            pytest_args=self.pytest_args,
-            timeout=self.timeout,
-            stream=self.stream,
-            cancel=cancel,
-            shown_dir=self.shown_dir,
-            head=self.head,
-            cache=self.cache,
-        )
-
-
-def _file_blobs(repo: Repo, plan: _Plan) -> list[FileBlob]:
-    """Blob SHAs of the runtime files and of every file under the test targets."""
-    base, head = plan.base, plan.head
-    out = [
-        FileBlob(f, "runtime", repo.blob(base, f), repo.blob(head, f))
-        for f in plan.runtime
-    ]
-    paths = sorted({target_file(t) for t in plan.targets})
-    at_base, at_head = repo.ls_tree(base, paths), repo.ls_tree(head, paths)
-    out += [
-        FileBlob(p, "test", at_base.get(p), blob)
-        for p, blob in at_head.items()
-        if p.endswith(".py")
-    ]
-    return out
+__all__ = ["ProofChecks", "RunSettings", "prove", "resolve_parallel"]
 
 
 def _red_and_fix(
-    tree: ForkTree, plan: _Plan, settings: RunSettings, *, parallel: bool
+    tree: ForkTree, plan: Plan, settings: RunSettings, *, parallel: bool
 ) -> tuple[SuiteRun, SuiteRun]:
     """Red (base runtime, focused tests) and the one run on the fix (the
     related suites plus the focused tests; the focused tests alone with
@@ -209,10 +111,13 @@ class _Evidence:
     related: SuiteRun | None = None
     related_base: SuiteRun | None = None
     verdict: RelatedVerdict = field(default_factory=RelatedVerdict)
+    guards: tuple[GuardFinding, ...] = ()
+    repeat: RepeatCheck[SuiteRun] | None = None
+    hunks: tuple[HunkCheck, ...] | None = None
 
 
 def _gather(
-    tree: ForkTree, plan: _Plan, settings: RunSettings, *, parallel: bool
+    tree: ForkTree, plan: Plan, settings: RunSettings, *, parallel: bool
 ) -> _Evidence:
     """Red and the fix run; green read from it; related failures rechecked."""
     red, fix = _red_and_fix(tree, plan, settings, parallel=parallel)
@@ -230,7 +135,7 @@ def _gather(
         )
     say(f"red: {count_line(red)}; green: {count_line(green)}")
     classification = classify(
-        red.report or JunitReport(), green.report or JunitReport()
+        red.report or JunitReport(), green.report or JunitReport(), crashes=False
     )
     focused_ok = classification.valid and not red.problem and not green.problem
     if related is None or related.report is None or not focused_ok:
@@ -244,7 +149,7 @@ def _gather(
 
 
 def _recheck_on_base(
-    tree: ForkTree, plan: _Plan, report: JunitReport, *, settings: RunSettings
+    tree: ForkTree, plan: Plan, report: JunitReport, *, settings: RunSettings
 ) -> tuple[SuiteRun | None, RelatedVerdict]:
     """Rerun the related failures on base runtime: regression or pre-existing?"""
     tracked = frozenset(tree.repo.ls_tree(plan.head, []))
@@ -255,6 +160,41 @@ def _recheck_on_base(
     say(f"related: {len(failing)} failure(s) on the fix; rerunning them on base")
     base_run = settings.run(tree, plan.base, nodes, name=f"{STEM}_related_base")
     return base_run, related_verdict(report, base_run.report)
+
+
+def _checked(
+    tree: ForkTree,
+    plan: Plan,
+    settings: RunSettings,
+    *,
+    evidence: _Evidence,
+    checks: ProofChecks,
+    parallel: bool,
+) -> _Evidence:
+    """The evidence with the flake check, the hunk matrix and the guards."""
+    e, repeat, flaky, hunks = evidence, None, None, None
+    if checks.repeat > 0:
+        repeat, flaky = repeat_green(
+            tree, plan, settings, green=e.green, n=checks.repeat, seed=checks.seed
+        )
+    f2p = e.classification.ids("FAIL_TO_PASS")
+    if checks.hunks or checks.strict_hunks:
+        hunks = hunk_matrix(tree, plan, settings, f2p=f2p, parallel=parallel)
+    runs = [
+        e.red,
+        e.related or e.green,
+        e.related_base,
+        *(repeat.runs if repeat else ()),
+    ]
+    guards = guard_findings(
+        e.red,
+        e.green,
+        e.classification,
+        runs=runs,
+        allow_wrong_reason=checks.allow_wrong_reason,
+    )
+    guards += [flaky] if flaky else []
+    return dataclasses.replace(e, guards=tuple(guards), repeat=repeat, hunks=hunks)
 
 
 def prove(
@@ -270,6 +210,7 @@ def prove(
     env: TestEnv | None = None,
     stream: bool = True,
     fresh: bool = False,
+    checks: ProofChecks = NO_CHECKS,
 ) -> RedGreenResult[SuiteRun]:
     """Red on base runtime; green and the related suites in one run on the fix.
 
@@ -278,10 +219,11 @@ def prove(
     (replacing the previous report, with ``FAILED.txt`` if the run did not
     finish). ``parallel`` runs red beside the fix run. Runs come from the
     result cache when nothing they depend on changed, unless ``fresh``.
+    ``checks``: the guards' options, the flake check and the hunk matrix.
     """
     start = time.monotonic()
     with signals_raise(), report_folder(cfg, STEM, out_dir) as folder:
-        plan = _plan(cfg, tree.repo, tests, related=related)
+        plan = make_plan(cfg, tree.repo, tests, related=related)
         settings = RunSettings(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),
@@ -294,12 +236,16 @@ def prove(
             stream=stream,
         )
         evidence = _gather(tree, plan, settings, parallel=parallel)
+        evidence = _checked(
+            tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
+        )
         result = _result(
             cfg,
             tree,
             plan,
             evidence=evidence,
             settings=settings,
+            checks=checks,
             parallel=parallel,
             seconds=time.monotonic() - start,
         )
@@ -316,20 +262,19 @@ def prove(
 def _result(
     cfg: ForkConfig,
     tree: ForkTree,
-    plan: _Plan,
+    plan: Plan,
     *,
     evidence: _Evidence,
     settings: RunSettings,
+    checks: ProofChecks,
     parallel: bool,
     seconds: float,
 ) -> RedGreenResult[SuiteRun]:
     """Assemble the result: problems, notes, blobs and provenance of each run."""
     repo, e, v = tree.repo, evidence, evidence.verdict
     base, head = plan.base, plan.head
-    files = _file_blobs(repo, plan)
-    problems = proof_problems(
-        e.red, e.green, e.classification, files=files, related=e.related, verdict=v
-    )
+    files = file_blobs(repo, plan)
+    problems, notes = _verdict(repo, plan, e, files=files, strict=checks.strict_hunks)
     tracked = frozenset(repo.ls_tree(head, []))
     ids = {*classification_ids(e.classification), *v.regressions, *v.preexisting}
     env = settings.env
@@ -359,12 +304,34 @@ def _result(
         related_base=e.related_base,
         related_verdict=v,
         problems=tuple(problems),
-        notes=tuple(untested_notes(repo.changed_paths(base, head), plan.runtime)),
+        notes=tuple(notes),
         parallel=parallel,
         seconds=seconds,
         out_dir=settings.shown_dir,
         node_ids={t: n for t in ids if (n := node_id(t, tracked))},
+        guards=e.guards,
+        repeat=e.repeat,
+        hunks=e.hunks,
     )
+
+
+def _verdict(
+    repo: Repo, plan: Plan, e: _Evidence, *, files: list[FileBlob], strict: bool
+) -> tuple[list[str], list[str]]:
+    """The proof's problems and notes (untested files and hunks)."""
+    problems = proof_problems(
+        e.red,
+        e.green,
+        e.classification,
+        files=files,
+        related=e.related,
+        verdict=e.verdict,
+        guards=e.guards,
+        others=e.repeat.runs if e.repeat else (),
+    )
+    hunk_problems, hunk_notes = hunk_verdict(e.hunks or (), strict=strict)
+    notes = untested_notes(repo.changed_paths(plan.base, plan.head), plan.runtime)
+    return problems + hunk_problems, notes + hunk_notes
 
 
 def _env_vars(env: TestEnv, tree: Path) -> dict[str, str]:

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a red/green proof runs, checked before anything runs, and the
+settings every one of its pytest runs shares."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.commands.redgreen.model import FileBlob
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.patches.testids import target_file
+from forkkit.testing.cache import ResultCache
+from forkkit.testing.env import TestEnv
+from forkkit.testing.suiterun import (
+    SuiteRun,
+    require_committed,
+    run_with_runtime_from,
+)
+from forkkit.vcs import Repo
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a proof runs, checked before anything runs."""
+
+    targets: tuple[str, ...]
+    runtime: tuple[str, ...]
+    suites: tuple[str, ...]
+    base: str
+    head: str
+
+
+def make_plan(
+    cfg: ForkConfig, repo: Repo, tests: list[str] | None, *, related: bool
+) -> Plan:
+    """Validate fork.toml [fix] against the fork; refuse an uncommitted tree."""
+    targets = tuple(tests or cfg.fix.focused_tests)
+    runtime = tuple(cfg.fix.runtime_files)
+    where = f"{cfg.path.name} [fix]"
+    if not runtime:
+        raise ForkkitError(
+            f"{where}: runtime_files is empty; list the files the fix changes"
+        )
+    if not targets:
+        raise ForkkitError(f"{where}: focused_tests is empty; list the fix's tests")
+    head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
+    if head is None or base is None:
+        raise ForkkitError(f"{repo.path}: no '{BASE_TAG}' tag; run forkkit materialize")
+    for f in runtime:
+        if repo.blob(base, f) is None and repo.blob(head, f) is None:
+            raise ForkkitError(
+                f"{where}: runtime file {f!r} exists neither at base nor at fork HEAD; "
+                "fix the path"
+            )
+    suites = tuple(cfg.fix.related_suites) if related else ()
+    for t in [*targets, *suites]:
+        path = target_file(t).rstrip("/")
+        if repo.object_id(f"{head}:{path}") is None:
+            raise ForkkitError(
+                f"{where}: test target {path!r} does not exist at fork HEAD "
+                f"{head[:12]}; fix the path (fork.toml [fix] or --tests)"
+            )
+    require_committed(repo, "red-green")
+    return Plan(targets, runtime, suites, base, head)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every pytest run of one proof shares."""
+
+    runtime_files: tuple[str, ...]
+    env: TestEnv
+    out_dir: Path  # the proof's fresh report folder
+    shown_dir: Path  # where that folder is published
+    head: str
+    pytest_args: tuple[str, ...]
+    timeout: float | None
+    cache: ResultCache | None  # None: every run runs now, none is stored
+    stream: bool
+
+    def run(
+        self,
+        tree: ForkTree,
+        rev: str,
+        tests: Sequence[str],
+        *,
+        name: str,
+        cancel: threading.Event | None = None,
+    ) -> SuiteRun:
+        """Run ``tests`` of ``head`` with the runtime files of ``rev``."""
+        return run_with_runtime_from(
+            tree,
+            rev,
+            tests,
+            runtime_files=self.runtime_files,
+            env=self.env,
+            out_dir=self.out_dir,
+            name=name,
+            pytest_args=self.pytest_args,
+            timeout=self.timeout,
+            stream=self.stream,
+            cancel=cancel,
+            shown_dir=self.shown_dir,
+            head=self.head,
+            cache=self.cache,
+        )
+
+
+def file_blobs(repo: Repo, plan: Plan) -> list[FileBlob]:
+    """Blob SHAs of the runtime files and of every file under the test targets."""
+    base, head = plan.base, plan.head
+    out = [
+        FileBlob(f, "runtime", repo.blob(base, f), repo.blob(head, f))
+        for f in plan.runtime
+    ]
+    paths = sorted({target_file(t) for t in plan.targets})
+    at_base, at_head = repo.ls_tree(base, paths), repo.ls_tree(head, paths)
+    out += [
+        FileBlob(p, "test", at_base.get(p), blob)
+        for p, blob in at_head.items()
+        if p.endswith(".py")
+    ]
+    return out

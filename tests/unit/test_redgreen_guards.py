@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The red/green proof's guards (issue 13) on toy forks: a FAIL_TO_PASS test
+unresolved on green, pytest's exit code against its JUnit, and red failing
+for the wrong reason."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from forkkit.commands.redgreen.model import ProofChecks
+from forkkit.commands.redgreen.render import render_markdown
+from forkkit.commands.redgreen.run import prove
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import materialize
+from tests.synthetic import FIX_TEST, FIXED_CALC, SyntheticUpstream, make_project
+
+FIX_ID = "tests.test_fix::test_limit_reaches_n"
+
+# Beside a real FAIL_TO_PASS test, three that fail on base and, on the fix,
+# are skipped, xfailed and xpassed: none of them is resolved.
+UNRESOLVED_TEST = FIX_TEST + textwrap.dedent(
+    """\
+
+    import pytest
+
+
+    def test_skips_on_fix():
+        if limit(3) == 3:
+            pytest.skip("fixed")
+        assert limit(3) == 3
+
+
+    def test_xfails_on_fix():
+        if limit(3) == 3:
+            pytest.xfail("fixed")
+        assert limit(3) == 3
+
+
+    @pytest.mark.xfail(reason="known bug")
+    def test_xpasses_on_fix():
+        assert limit(3) == 3
+    """
+)
+# A fixture asserts what the fix changes: red is a setup error, not a failure
+# of the test itself.
+SETUP_ERROR_TEST = textwrap.dedent(
+    """\
+    import pytest
+
+    from toy.calc import limit
+
+
+    @pytest.fixture
+    def fixed():
+        assert limit(3) == 3
+
+
+    def test_limit_reaches_n(fixed):
+        assert limit(16000) == 16000
+    """
+)
+# pytest's exit status turned upside down: 0 when tests failed, 1 when none did.
+LYING_CONFTEST = textwrap.dedent(
+    """\
+    import pytest
+
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(session, exitstatus):
+        session.exitstatus = 0 if session.testsfailed else 1
+    """
+)
+
+
+def fork(
+    tmp_path: Path, up: SyntheticUpstream, tests: dict[str, str]
+) -> tuple[ForkConfig, Path]:
+    changes = [("[Bugfix] limit", {"toy/calc.py": FIXED_CALC, **tests})]
+    cfg = make_project(tmp_path / "proj", up, "1.0", changes=changes)
+    return cfg, tmp_path / "r"
+
+
+def test_unresolved_fail_to_pass_is_invalid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": UNRESOLVED_TEST})
+    result = prove(cfg, materialize(cfg), related=False, out_dir=out, stream=False)
+    assert not result.valid
+    problem = next(p for p in result.problems if "not resolved" in p)
+    for name in ("test_skips_on_fix", "test_xfails_on_fix", "test_xpasses_on_fix"):
+        assert name in problem
+    assert "skipped" in problem and "xfailed" in problem and "xpassed" in problem
+    # xfail-marked: it xfails on base (a skip) and xpasses on the fix
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert result.red.report is not None and result.green.report is not None
+    xpass = "tests.test_fix::test_xpasses_on_fix"
+    assert result.red.report.tests[xpass].mark == "xfailed"
+    assert result.green.report.tests[xpass].mark == "xpassed"
+    data = json.loads((out / "red_green.json").read_text())
+    guard = next(g for g in data["guards"] if g["guard"] == "unresolved")
+    assert guard["blocking"] is True and len(guard["tests"]) == 3
+
+
+def test_exit_code_that_contradicts_junit_is_invalid(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    tests = {"tests/test_fix.py": FIX_TEST, "tests/conftest.py": LYING_CONFTEST}
+    cfg, out = fork(tmp_path, toy_upstream, tests)
+    result = prove(cfg, materialize(cfg), related=False, out_dir=out, stream=False)
+    assert not result.valid
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert any(
+        "red_green_red: pytest exited 0 but its JUnit has 1 failure" in p
+        for p in result.problems
+    ), result.problems
+    assert any(
+        "red_green_green: pytest exited 1 but its JUnit records no failure" in p
+        for p in result.problems
+    ), result.problems
+    md = render_markdown(result)
+    assert "pytest exited 0" in md
+
+
+def test_setup_error_on_red_is_the_wrong_reason(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": SETUP_ERROR_TEST})
+    tree = materialize(cfg)
+    result = prove(cfg, tree, related=False, out_dir=out, stream=False)
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+    assert not result.valid
+    problem = next(p for p in result.problems if "wrong reason" in p)
+    assert "setup error" in problem and "--allow-wrong-reason" in problem
+
+
+def test_allow_wrong_reason_keeps_the_finding_as_a_warning(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": SETUP_ERROR_TEST})
+    tree = materialize(cfg)
+    checks = ProofChecks(allow_wrong_reason=True)
+    result = prove(cfg, tree, related=False, out_dir=out, stream=False, checks=checks)
+    assert result.valid, result.problems
+    data = json.loads((out / "red_green.json").read_text())
+    [guard] = data["guards"]
+    assert guard["guard"] == "wrong_reason" and guard["blocking"] is False
+    assert guard["tests"] == ["tests/test_fix.py::test_limit_reaches_n"]
+    assert "wrong reason" in render_markdown(result)
