@@ -24,6 +24,7 @@ from forkkit.commands.repro.model import (
     ScriptRun,
     compare,
     parse_script_output,
+    preset_options,
 )
 from forkkit.commands.repro.render import render_markdown
 from forkkit.commands.repro.run import Runner, reproduce
@@ -436,3 +437,35 @@ def test_every_option_has_a_flag_with_its_default() -> None:
     args = parser.parse_args([])
     assert repro_cli.options(args) == ReproOptions()
     assert set(repro_cli.OPTION_FLAGS) == {f.name for f in fields(ReproOptions)}
+
+
+def test_preset_sets_the_seed_prs_real_model_run() -> None:
+    parser = argparse.ArgumentParser()
+    repro_cli.add_arguments(parser)
+    opts = repro_cli.options(parser.parse_args(["--preset", "qwen3.5-0.8b"]))
+    assert (opts.block_size, opts.hash_block_size, opts.num_spec) == (560, 16, 3)
+    assert opts.prompt_lens == (16000,)
+    assert opts.model == "Qwen/Qwen3.5-0.8B-Base"
+    # Everything the preset leaves alone keeps ReproOptions' default.
+    assert opts.kinds == ReproOptions().kinds
+    assert opts.max_num_batched_tokens == ReproOptions().max_num_batched_tokens
+
+
+def test_flags_beside_a_preset_override_it() -> None:
+    parser = argparse.ArgumentParser()
+    repro_cli.add_arguments(parser)
+    args = parser.parse_args(
+        ["--preset", "qwen3.5-0.8b", "--prompt-lens", "16000,16001", "--num-spec", "2"]
+    )
+    opts = repro_cli.options(args)
+    assert opts.prompt_lens == (16000, 16001) and opts.num_spec == 2
+    assert opts.block_size == 560
+
+
+def test_unknown_preset_is_refused() -> None:
+    parser = argparse.ArgumentParser()
+    repro_cli.add_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--preset", "nope"])
+    with pytest.raises(ForkkitError, match="unknown preset 'nope'"):
+        preset_options("nope", {})

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
-from forkkit.commands.repro.model import KINDS, ReproOptions
+from forkkit.commands.repro.model import KINDS, PRESETS, ReproOptions, preset_options
 from forkkit.commands.repro.render import render_markdown
 from forkkit.commands.repro.run import GPU_SCRIPT, exit_code, reproduce
 from forkkit.config import ForkConfig
@@ -61,11 +61,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help=f"run {GPU_SCRIPT} with FORKKIT_TESTENV_PYTHON (a CUDA vllm env)",
     )
-    defaults = ReproOptions()
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="a named setup (its options; flags given beside it override them)",
+    )
+    # No argparse defaults: ReproOptions (or the preset) fills what is not given.
     for name, (kind, text) in OPTION_FLAGS.items():
         flag = "--" + name.replace("_", "-")
-        default = getattr(defaults, name)
-        parser.add_argument(flag, type=kind, default=default, help=text)
+        parser.add_argument(flag, type=kind, help=text)
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="seconds per script run"
     )
@@ -74,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options(args: argparse.Namespace) -> ReproOptions:
     """The validated options the flags ask for."""
     given = {f.name: getattr(args, f.name) for f in fields(ReproOptions)}
-    return ReproOptions(**given).validate()
+    return preset_options(getattr(args, "preset", None), given)
 
 
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:

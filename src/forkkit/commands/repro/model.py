@@ -9,7 +9,7 @@ base and fix rows, and the verdict. Pure, no I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from forkkit.errors import ForkkitError
@@ -83,6 +83,35 @@ class ReproOptions:
             text = ",".join(map(str, value)) if isinstance(value, tuple) else value
             out += ["--" + name.replace("_", "-"), str(text)]
         return out
+
+
+# Named setups (``forkkit repro --preset NAME``): the options a measurement
+# used; flags given next to a preset override its values.
+PRESETS: dict[str, ReproOptions] = {
+    # The seed PR's real-model run: Qwen3.5-0.8B (hybrid GDN + attention) in
+    # Mamba align mode, MTP 3, 16-token hashes, the 560-token attention blocks
+    # the engine picks for it; the 16,000-token identical resend cached 15,120
+    # tokens on base and 15,984 with the fix.
+    "qwen3.5-0.8b": ReproOptions(
+        block_size=560,
+        hash_block_size=16,
+        num_spec=3,
+        prompt_lens=(16000,),
+        model="Qwen/Qwen3.5-0.8B-Base",
+    ),
+}
+
+
+def preset_options(name: str | None, given: dict[str, Any]) -> ReproOptions:
+    """A preset's options (the defaults without one), overridden by ``given``
+    (field name -> value; None means not given), validated."""
+    if name is not None and name not in PRESETS:
+        raise ForkkitError(
+            f"forkkit repro: unknown preset {name!r}; use {', '.join(PRESETS)}"
+        )
+    start = PRESETS[name] if name is not None else ReproOptions()
+    chosen = {k: v for k, v in given.items() if v is not None}
+    return replace(start, **chosen).validate()
 
 
 # The options each script takes, in the order they are passed.
