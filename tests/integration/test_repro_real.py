@@ -22,7 +22,7 @@ def test_identical_resend_recovers_the_mamba_checkpoint(
 ) -> None:
     cfg, tree = real_cfg, carried_fork
     opts = ReproOptions(prompt_lens=(2000,), kinds=("identical",)).validate()
-    result = reproduce(cfg, tree, opts, tmp_path / "reports", timeout=900)
+    result = reproduce(cfg, tree, opts, out_dir=tmp_path / "reports", timeout=900)
 
     (row,) = result.comparisons
     assert result.base is not None, "the fix must change the runtime files"

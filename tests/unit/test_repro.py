@@ -259,7 +259,7 @@ def test_base_runs_with_base_runtime_and_leaves_no_worktree(
     opts = ReproOptions(prompt_lens=(16000, 100), kinds=("identical",))
     out = tmp_path / "reports"
     result = reproduce(
-        toy_project, tree, opts, out, runner=_runner(tmp_path, opts, gpu)
+        toy_project, tree, opts, out_dir=out, runner=_runner(tmp_path, opts, gpu)
     )
     got = [(c.prompt_len, c.base_cached, c.fix_cached) for c in result.comparisons]
     assert got == [(16000, 15999, 16000), (100, 99, 100)]
@@ -298,7 +298,9 @@ def test_failing_script_is_one_line_error(
         testenv.TestEnv(Path(sys.executable), {}, "t"),
     )
     with pytest.raises(ForkkitError) as err:
-        reproduce(toy_project, tree, ReproOptions(), tmp_path / "r", runner=runner)
+        reproduce(
+            toy_project, tree, ReproOptions(), out_dir=tmp_path / "r", runner=runner
+        )
     msg = str(err.value)
     assert "fix reproduction failed (exit 3: vllm exploded)" in msg and "\n" not in msg
     assert not scratch_root(tree.path).exists()
@@ -312,7 +314,9 @@ def test_untracked_file_in_the_fork_tree_is_refused(
     opts = ReproOptions(prompt_lens=(100,), kinds=("identical",))
     out = tmp_path / "r"
     with pytest.raises(ForkkitError) as err:
-        reproduce(toy_project, tree, opts, out, runner=_runner(tmp_path, opts, False))
+        reproduce(
+            toy_project, tree, opts, out_dir=out, runner=_runner(tmp_path, opts, False)
+        )
     msg = str(err.value)
     assert "uncommitted changes in the fork tree (1 file(s): toy/fast_calc.py)" in msg
     assert "commit them and run 'forkkit export', or move them out" in msg
@@ -326,14 +330,16 @@ def test_failed_run_replaces_the_previous_report(
     tree = materialize(toy_project)
     opts = ReproOptions(prompt_lens=(100,), kinds=("identical",))
     out = tmp_path / "r"
-    reproduce(toy_project, tree, opts, out, runner=_runner(tmp_path, opts, False))
+    reproduce(
+        toy_project, tree, opts, out_dir=out, runner=_runner(tmp_path, opts, False)
+    )
     assert (out / "repro-base.script.json").exists()
     bad = tmp_path / "bad.py"
     bad.write_text("import sys\nsys.exit(3)\n")
     env = testenv.TestEnv(Path(sys.executable), {}, "t")
     runner = Runner(Path(sys.executable), bad, (), False, env)
     with pytest.raises(ForkkitError, match="fix reproduction failed"):
-        reproduce(toy_project, tree, opts, out, runner=runner)
+        reproduce(toy_project, tree, opts, out_dir=out, runner=runner)
     assert not (out / "repro-base.script.json").exists()
     assert not (out / "repro.json").exists()
     assert "this run did not finish" in (out / "FAILED.txt").read_text()
@@ -377,7 +383,7 @@ def test_cli_exit_code_is_0_only_for_a_complete_measurement(
     if case == "gpu-skipped":
         runner.script.write_text(SKIPPING_GPU_SCRIPT)
 
-    def make_runner(*args: Any) -> Runner:
+    def make_runner(*args: Any, **kwargs: Any) -> Runner:
         return runner
 
     monkeypatch.setattr(repro, "make_runner", make_runner)

@@ -13,11 +13,10 @@ block sizes resolved by ``resolve_kv_cache_block_sizes`` and the real
 helpers (``tests/v1/core/test_prefix_caching.py``), imported from the tree.
 
 Per prompt length and resend kind, on a fresh scheduler: run the seed prompt to
-completion (chunked prefill, then MTP decode with draft tokens fed back the way
-the engine core does), then send the resend and read the cached tokens the
-engine reports (``EngineCoreOutput.prefill_stats.num_cached_tokens``) and the
-computed tokens at its first schedule (``NewRequestData.num_computed_tokens``).
-Prints one JSON document on stdout (and to ``--json-out`` if given).
+completion (chunked prefill, then MTP decode with drafts fed back as the engine
+core does), send the resend, and read the cached tokens the engine reports
+(``prefill_stats.num_cached_tokens``) and the computed tokens at its first
+schedule (``num_computed_tokens``); one JSON document on stdout (``--json-out``).
 """
 
 from __future__ import annotations
@@ -53,8 +52,7 @@ STUB_MODEL_CONFIG: dict[str, Any] = {
     "intermediate_size": 128,
     "moe_intermediate_size": 32,
     "shared_expert_intermediate_size": 32,
-    "num_experts": 4,
-    "num_experts_per_tok": 2,
+    **{"num_experts": 4, "num_experts_per_tok": 2},
     "num_hidden_layers": 4,
     "full_attention_interval": 4,
     "num_attention_heads": 2,
@@ -94,7 +92,7 @@ def prompt_tokens(n: int) -> list[int]:
 
 
 def resend_prompt(
-    kind: str, seed: list[int], output: list[int], extend: int
+    kind: str, seed: list[int], output: list[int], *, extend: int
 ) -> list[int]:
     """The follow-up prompt: identical, extended (a next chat turn), last changed."""
     if kind == "identical":
@@ -366,7 +364,9 @@ def measure(
                 h = Harness(args, *configs)
                 sched_bs, hash_bs = h.sched_bs, h.hash_bs
                 first = h.run(f"seed-{n}-{kind}", seed)
-                tokens = resend_prompt(kind, seed, first["output_tokens"], args.extend)
+                tokens = resend_prompt(
+                    kind, seed, first["output_tokens"], extend=args.extend
+                )
                 again = h.run(f"resend-{n}-{kind}", tokens)
                 rows.append(row(kind, first, again))
                 cached = f"{again['engine_cached_tokens']}/{len(tokens)}"

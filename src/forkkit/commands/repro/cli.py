@@ -91,7 +91,9 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
             "can run; point it at the python of a CUDA environment with vllm"
         )
     tree = materialize(cfg, dest=args.dest)
-    result = reproduce(cfg, tree, opts, args.out, gpu=args.gpu, timeout=args.timeout)
+    result = reproduce(
+        cfg, tree, opts, out_dir=args.out, gpu=args.gpu, timeout=args.timeout
+    )
     if result.fix.skipped:
         print(f"SKIPPED: {result.fix.skipped}")
     else:

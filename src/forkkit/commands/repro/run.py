@@ -135,7 +135,9 @@ def run_script(
     return parse_script_output(js.read_text(), shown_js), shlex.join(cmd)
 
 
-def make_runner(cfg: ForkConfig, tree: Path, opts: ReproOptions, gpu: bool) -> Runner:
+def make_runner(
+    cfg: ForkConfig, tree: Path, opts: ReproOptions, *, gpu: bool
+) -> Runner:
     """The CPU runner (test venv) or the GPU one (FORKKIT_TESTENV_PYTHON)."""
     runtime = tuple(cfg.fix.runtime_files)
     if not gpu:
@@ -163,8 +165,8 @@ def reproduce(
     cfg: ForkConfig,
     tree: ForkTree | Path,
     opts: ReproOptions,
-    out_dir: Path | None = None,
     *,
+    out_dir: Path | None = None,
     gpu: bool = False,
     timeout: float | None = None,
     runner: Runner | None = None,
@@ -186,13 +188,13 @@ def reproduce(
                 f"{repo.path}: no HEAD or '{BASE_TAG}' tag; run 'forkkit materialize'"
             )
         require_committed(repo, "repro")
-        runner = runner or make_runner(cfg, repo.path, opts, gpu)
+        runner = runner or make_runner(cfg, repo.path, opts, gpu=gpu)
         label = tree.upstream_label if isinstance(tree, ForkTree) else None
         result = _measure(
             cfg,
             repo,
             opts,
-            runner,
+            runner=runner,
             folder=folder,
             revs=(head, base),
             upstream=label or cfg.upstream.label,
@@ -216,8 +218,8 @@ def _measure(
     cfg: ForkConfig,
     repo: Repo,
     opts: ReproOptions,
-    runner: Runner,
     *,
+    runner: Runner,
     folder: RunFolder,
     revs: tuple[str, str],
     upstream: str,
