@@ -30,6 +30,7 @@ BAD_URLS = ["ht!tp://example.org/simple", "not a url"]
 REQUIRED_ARGS = {
     "reconcile": ["--with", "competitor.patch"],
     "rebase": ["--onto", "toy==1.1"],
+    "verify": ["red_green.json"],
 }
 # Lock bookkeeping a writing command may leave at the top of the workdir.
 LOCK_FILES = frozenset({".lock", ".lock-holder.json"})
@@ -250,6 +251,21 @@ def test_out_naming_a_file(
         "--out",
         str(out),
         cwd=project.root,
+    )
+    assert_one_line_error(proc, str(out))
+    before.assert_same(project.root, project.workdir, afile)
+
+
+@pytest.mark.parametrize("under", [False, True])
+def test_pr_body_output_that_cannot_be_a_file(
+    project: ForkConfig, tmp_path: Path, under: bool
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    out = afile / "pr.md" if under else tmp_path
+    before = Snapshot.of(project.root, project.workdir, afile)
+    proc = forkkit_cli(
+        "--config", str(project.path), "pr-body", "--output", str(out), cwd=project.root
     )
     assert_one_line_error(proc, str(out))
     before.assert_same(project.root, project.workdir, afile)

@@ -142,7 +142,7 @@ def test_pr_body_on_the_toy_fork(
         folder.mkdir(parents=True)
         (folder / f"{stem}.json").write_text(json.dumps(doc))
     out = tmp_path / "body.md"
-    assert _pr_body(toy_project, "--out", str(out)) == 0
+    assert _pr_body(toy_project, "--output", str(out)) == 0
     body = out.read_text()
     assert check_markdown(body) == 4
     check_portable(body, toy_project.work.root, tmp_path)

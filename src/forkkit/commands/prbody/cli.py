@@ -7,7 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from forkkit.commands.prbody.run import ReportPaths, pr_body, write_body
+from forkkit.commands.prbody.run import (
+    ReportPaths,
+    check_output_file,
+    pr_body,
+    write_body,
+)
 from forkkit.config import ForkConfig
 
 
@@ -38,16 +43,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reconcile.json if there)",
     )
     parser.add_argument(
-        "--out",
+        "--output",
+        "-o",
         dest="out_file",
         type=Path,
         metavar="FILE",
-        help="write the description here (default: stdout)",
+        help="write the description to FILE (default: stdout)",
     )
 
 
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Render the description to stdout or ``--out FILE``."""
+    """Render the description to stdout or ``--output FILE``."""
+    if args.out_file is not None:
+        check_output_file(args.out_file)
     paths = ReportPaths(
         red_green=args.red_green, repro=args.repro, reconcile=args.reconcile
     )

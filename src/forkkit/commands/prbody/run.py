@@ -69,6 +69,17 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     return render_markdown(inputs)
 
 
+def check_output_file(out: Path) -> None:
+    """Fail in one line, before any work, when ``out`` cannot be a file."""
+    if out.is_dir():
+        raise ForkkitError(f"{out}: a folder; give --output a file name")
+    parent = out.absolute().parent
+    if not parent.is_dir():
+        raise ForkkitError(
+            f"{out}: {parent} is not a folder; give --output a file in a folder"
+        )
+
+
 def write_body(text: str, out: Path) -> None:
     """Write the description to ``out`` (one-line error when it cannot)."""
     try:
