@@ -112,6 +112,7 @@ def test_export_from_the_cli(toy_project: ForkConfig) -> None:
     assert toy_project.series_file.read_text().split() == proc.stdout.split()
 
 
+@pytest.mark.e2e
 def test_suites_on_fork_and_pristine(toy_project: ForkConfig, tmp_path: Path) -> None:
     out = tmp_path / "reports"
     proc = _forkkit(toy_project, "suites", "--pristine", "--out", str(out))
@@ -136,6 +137,7 @@ def test_suites_on_fork_and_pristine(toy_project: ForkConfig, tmp_path: Path) ->
     assert proc.returncode != 0
 
 
+@pytest.mark.e2e
 def test_suites_test_local_edits_as_they_are(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:
@@ -156,6 +158,7 @@ def test_suites_test_local_edits_as_they_are(
     assert not (toy_project.workdir / ".forkkit-worktrees").exists()
 
 
+@pytest.mark.e2e
 def test_suites_honour_fix_deselect(toy_project: ForkConfig, tmp_path: Path) -> None:
     toml = toy_project.path.read_text().replace(
         "[fix]\n", '[fix]\ndeselect = ["tests/test_other.py::test_name"]\n'

@@ -102,6 +102,7 @@ def git(cfg: ForkConfig, *args: str) -> str:
     return Git(cfg.workdir / "fork").out(*args)
 
 
+@pytest.mark.e2e
 def test_export_refuses_off_branch_and_never_moves_fork_back(
     project: ForkConfig,
 ) -> None:
@@ -123,6 +124,7 @@ def test_export_refuses_off_branch_and_never_moves_fork_back(
     assert user_files(project) == before
 
 
+@pytest.mark.e2e
 def test_export_keeps_comments_and_leaves_unknown_patches_alone(
     project: ForkConfig,
 ) -> None:
@@ -160,6 +162,7 @@ def test_force_never_resets_a_repository_forkkit_did_not_build(
     assert (mine.cwd / "scratch.txt").exists()
 
 
+@pytest.mark.e2e
 def test_interrupted_build_then_export_loses_no_patch(project: ForkConfig) -> None:
     """The issue's first scenario: Ctrl-C at 'applying 2/3', then export."""
     before = user_files(project)

@@ -67,6 +67,7 @@ def fake_cuda_python(tmp_path: Path) -> Path:
     return stub
 
 
+@pytest.mark.e2e
 def test_with_a_gpu_runs_suites_and_repro(
     toy_project: ForkConfig, fake_cuda_python: Path
 ) -> None:

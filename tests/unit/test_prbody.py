@@ -116,6 +116,7 @@ RECONCILE = {
 }
 
 
+@pytest.mark.e2e
 def test_pr_body_on_the_toy_fork(
     toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

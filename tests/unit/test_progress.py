@@ -125,6 +125,7 @@ def test_plugin_appends_one_line_per_finished_test(tmp_path: Path) -> None:
     assert tail.poll() and (tail.total, tail.done, tail.failed) == (3, 3, 1)
 
 
+@pytest.mark.e2e
 def test_console_shows_progress_and_short_summary_not_tracebacks(
     toy_project: ForkConfig, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -190,6 +190,7 @@ def test_three_way_rebase(
     assert " ! " in result.range_diff  # the patch changed (context moved)
 
 
+@pytest.mark.e2e
 def test_conflict_keeps_everything_and_rerere_replays(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,
@@ -265,6 +266,7 @@ def test_textual_absorption(
     assert load_series(toy_project.series_file, toy_project.patches_dir).patches == ()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("calc", "how"),
     [(CALC_FIXED_BY_DECORATOR, "applies (3way)"), (CALC_FIXED_OTHERWISE, "conflicts")],
@@ -286,6 +288,7 @@ def test_semantic_absorption(
         assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("dependent", [False, True])
 def test_two_patches_one_absorbed_one_carried_with_proof(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dependent: bool
@@ -326,6 +329,7 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
     assert data["absorbed"] == [result.patches[0].name] and data["ok"]
 
 
+@pytest.mark.e2e
 def test_failed_proof_writes_nothing(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream
 ) -> None:
@@ -339,6 +343,7 @@ def test_failed_proof_writes_nothing(
     assert not result.written and snapshot(toy_project) == before
 
 
+@pytest.mark.e2e
 def test_cli_git_rev_and_reports(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,
@@ -431,6 +436,7 @@ NEW_COUNT = "0001-Bugfix-count-counts-every-item.patch"
 PROVEN = ["--no-semantic", "--focused-only"]
 
 
+@pytest.mark.e2e
 def test_apply_keeps_comments_and_files_it_did_not_write(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -462,6 +468,7 @@ def test_apply_keeps_comments_and_files_it_did_not_write(
     assert draft.name in report_path(cfg, "rebase.md").read_text()
 
 
+@pytest.mark.e2e
 def test_apply_never_overwrites_a_file_it_did_not_write(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -529,6 +536,7 @@ def test_a_lock_left_by_a_killed_git_does_not_block_the_next_run(
 # --- issue 12: one result cache -------------------------------------------------
 
 
+@pytest.mark.e2e
 def test_a_changed_deselect_is_not_served_from_the_result_cache(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,

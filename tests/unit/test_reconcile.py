@@ -75,6 +75,7 @@ def test_parse_competitor(tmp_path: Path) -> None:
         parse_competitor("two words", "vllm")
 
 
+@pytest.mark.e2e
 def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     _, cfg = project
     patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
@@ -122,6 +123,7 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     assert not any(c.cached for c in fresh.cells.values())
 
 
+@pytest.mark.e2e
 def test_same_file_competitor_as_plain_diff(project: Project, tmp_path: Path) -> None:
     _, cfg = project
     patch = write_patch(RECON_BASE, RECON_SAME_FILE, tmp_path / "sq.diff", mbox=False)
@@ -138,6 +140,7 @@ def test_same_file_competitor_as_plain_diff(project: Project, tmp_path: Path) ->
     assert r["theirs: FAIL_TO_PASS"]["ours"] == "0/1 pass, 1 fail"
 
 
+@pytest.mark.e2e
 def test_conflicting_competitor_as_git_ref(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +194,7 @@ def test_git_ref_fetch_failures_are_one_line(
         assert "--with PATH.patch" in errors[0]
 
 
+@pytest.mark.e2e
 def test_patch_that_does_not_apply_names_the_hunk(
     project: Project, tmp_path: Path
 ) -> None:
@@ -205,6 +209,7 @@ def test_patch_that_does_not_apply_names_the_hunk(
         reconcile(cfg, str(patch))
 
 
+@pytest.mark.e2e
 def test_release_competitor(project: Project) -> None:
     up, cfg = project
     sdist, sha = up.publish("1.1", recon_release(RECON_CONFLICT))
@@ -237,6 +242,7 @@ def test_release_competitor(project: Project) -> None:
     assert "in the whole toy 1.1 tree" in md.read_text()
 
 
+@pytest.mark.e2e
 def test_tests_only_competitor_reuses_identical_trees(
     project: Project, tmp_path: Path
 ) -> None:
@@ -291,6 +297,7 @@ def test_collection_errors_are_reduced_to_names(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_release_whose_files_need_more_of_it(project: Project) -> None:
     """Their calc.py imports a module only the release has: on our base their
     files alone do not import; their full tree says how their tests fare."""
@@ -309,6 +316,7 @@ def test_release_whose_files_need_more_of_it(project: Project) -> None:
     assert "No module named 'toy.helpers'" in md.read_text()
 
 
+@pytest.mark.e2e
 def test_test_file_that_does_not_merge_is_skipped_not_the_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -353,6 +361,7 @@ def test_test_file_that_does_not_merge_is_skipped_not_the_cell(
     assert "### Conflicts" in md.read_text()
 
 
+@pytest.mark.e2e
 def test_measured_run_exits_0_and_a_failed_run_replaces_its_report(
     project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -380,6 +389,7 @@ def test_measured_run_exits_0_and_a_failed_run_replaces_its_report(
     assert not (cfg.workdir / "reports" / "reconcile.md").exists()
 
 
+@pytest.mark.e2e
 def test_nothing_measured_exits_1(
     project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -408,6 +418,7 @@ def test_nothing_measured_exits_1(
     assert (tmp_path / "afile").read_text() == "mine\n"
 
 
+@pytest.mark.e2e
 def test_runtime_layer_that_cannot_merge_is_a_named_conflict(
     project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -63,6 +63,7 @@ def project(tmp_path: Path, up: SyntheticUpstream, **kw: Any) -> ForkConfig:
     return make_project(tmp_path / "proj", up, "1.0", **kw)
 
 
+@pytest.mark.e2e
 def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     tree = materialize(toy_project)
     out = tmp_path / "reports"
@@ -104,6 +105,7 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
 def test_parallel_proof_matches_sequential(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:
@@ -117,6 +119,7 @@ def test_parallel_proof_matches_sequential(
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
 def test_import_error_red_is_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -149,6 +152,7 @@ def test_no_tests_run_is_invalid(toy_project: ForkConfig, tmp_path: Path) -> Non
     assert "green run executed no tests" in result.problems
 
 
+@pytest.mark.e2e
 def test_pass_to_fail_is_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -169,6 +173,7 @@ def test_pass_to_fail_is_invalid(
     assert "`tests/test_other.py::test_double`" in render_markdown(result)
 
 
+@pytest.mark.e2e
 def test_related_regression_vs_preexisting_failure(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -191,6 +196,7 @@ def test_related_regression_vs_preexisting_failure(
     assert "Pre-existing failures" in md and "Regressions" in md
 
 
+@pytest.mark.e2e
 def test_preexisting_related_failure_keeps_proof_valid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -217,6 +223,7 @@ def test_empty_series_is_invalid(
     assert any("does not change any runtime file" in p for p in result.problems)
 
 
+@pytest.mark.e2e
 def test_timeout_is_invalid_and_restores(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,
@@ -237,6 +244,7 @@ def test_timeout_is_invalid_and_restores(
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
 def test_unknown_runtime_file_is_a_user_error(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -284,6 +292,7 @@ WRONG_FIX = [
 CHEAT_CONFTEST = "import toy.calc\n\ntoy.calc.limit = lambda n: n\n"
 
 
+@pytest.mark.e2e
 def test_untracked_file_that_changes_green_is_refused(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -303,6 +312,7 @@ def test_untracked_file_that_changes_green_is_refused(
     assert (out / "FAILED.txt").is_file() and not (out / "red_green.json").exists()
 
 
+@pytest.mark.e2e
 def test_tests_writing_into_the_fork_tree_make_the_proof_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -321,6 +331,7 @@ def test_tests_writing_into_the_fork_tree_make_the_proof_invalid(
     ), result.problems
 
 
+@pytest.mark.e2e
 def test_failed_run_replaces_the_previous_valid_report(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:
@@ -350,6 +361,7 @@ def test_failed_run_replaces_the_previous_valid_report(
     assert not list(toy_project.work.runs.iterdir())
 
 
+@pytest.mark.e2e
 def test_concurrent_runs_read_only_their_own_junit(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -397,6 +409,7 @@ def test_out_folder_with_foreign_files_is_refused(
     assert [p.name for p in out.iterdir()] == ["thesis.tex"]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "extra",
     [["--", "-k", "selects_nothing"], ["--timeout", "4"]],
@@ -418,6 +431,7 @@ def test_exit_code_is_1_when_nothing_ran_or_a_run_is_partial(
     assert "❌ **invalid**" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_run_with_runtime_from_reusable(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:
@@ -439,6 +453,7 @@ def test_run_with_runtime_from_reusable(
 SIGNAL_CASES = [(signal.SIGTERM, "off"), (signal.SIGINT, "off"), (signal.SIGTERM, "on")]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("sig", "parallel"), SIGNAL_CASES)
 def test_interrupt_during_red_restores_fix(
     toy_project: ForkConfig,
@@ -488,6 +503,7 @@ def test_interrupt_during_red_restores_fix(
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
 def test_sigkill_leftover_worktree_is_pruned_next_run(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:

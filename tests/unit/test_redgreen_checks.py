@@ -65,6 +65,7 @@ def test_repeat_orders() -> None:
     assert repeat_orders(0, 1) == ()
 
 
+@pytest.mark.e2e
 def test_repeat_really_runs_in_other_orders(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,
@@ -100,6 +101,7 @@ def test_repeat_really_runs_in_other_orders(
     assert len(log.read_text().split()) == 16 + 2 * 4
 
 
+@pytest.mark.e2e
 def test_flaky_test_makes_the_proof_invalid(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,
@@ -151,6 +153,7 @@ def hunk_fork(tmp_path: Path, up: SyntheticUpstream) -> tuple[ForkConfig, Path]:
     return cfg, tmp_path / "r"
 
 
+@pytest.mark.e2e
 def test_hunk_matrix(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:

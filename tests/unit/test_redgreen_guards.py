@@ -9,6 +9,8 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from forkkit.commands.redgreen.model import ProofChecks
 from forkkit.commands.redgreen.render import render_markdown
 from forkkit.commands.redgreen.run import prove
@@ -103,6 +105,7 @@ def test_unresolved_fail_to_pass_is_invalid(
     assert guard["blocking"] is True and len(guard["tests"]) == 3
 
 
+@pytest.mark.e2e
 def test_exit_code_that_contradicts_junit_is_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -123,6 +126,7 @@ def test_exit_code_that_contradicts_junit_is_invalid(
     assert "pytest exited 0" in md
 
 
+@pytest.mark.e2e
 def test_setup_error_on_red_is_the_wrong_reason(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -135,6 +139,7 @@ def test_setup_error_on_red_is_the_wrong_reason(
     assert "setup error" in problem and "--allow-wrong-reason" in problem
 
 
+@pytest.mark.e2e
 def test_allow_wrong_reason_keeps_the_finding_as_a_warning(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:

@@ -101,6 +101,7 @@ def _focused_project(tmp_path: Path, up: SyntheticUpstream) -> ForkConfig:
     return make_project(tmp_path / "proj", up, "1.0", focused_tests=FOCUSED)
 
 
+@pytest.mark.e2e
 def test_fix_runs_once_with_related_suites(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,6 +124,7 @@ def test_fix_runs_once_with_related_suites(
     assert (tmp_path / "r" / "red_green_green.xml").is_file()  # JUnit per run
 
 
+@pytest.mark.e2e
 def test_classification_is_the_same_with_and_without_related(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
@@ -142,6 +144,7 @@ def test_classification_is_the_same_with_and_without_related(
     assert docs[0]["related"] is not None and docs[1]["related"] is None
 
 
+@pytest.mark.e2e
 def test_rerun_with_nothing_changed_is_cached(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -167,6 +170,7 @@ def test_rerun_with_nothing_changed_is_cached(
     assert fresh.related is not None and not fresh.related.cached
 
 
+@pytest.mark.e2e
 def test_cache_misses_when_deselect_or_targets_change(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:
@@ -188,6 +192,7 @@ def test_cache_misses_when_deselect_or_targets_change(
     assert not r.red.cached
 
 
+@pytest.mark.e2e
 def test_cli_fresh_flag(toy_project: ForkConfig, tmp_path: Path) -> None:
     src = str(Path(__file__).parents[2] / "src")
     env = {**os.environ, "PYTHONPATH": src}
@@ -202,6 +207,7 @@ def test_cli_fresh_flag(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert "cached" not in third.stdout
 
 
+@pytest.mark.e2e
 def test_rebase_reuses_runs_from_the_result_cache(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,
@@ -219,6 +225,7 @@ def test_rebase_reuses_runs_from_the_result_cache(
     assert [p.status for p in again.patches] == [p.status for p in first.patches]
 
 
+@pytest.mark.e2e
 def test_reconcile_stores_its_runs_in_the_result_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,6 +245,7 @@ def test_reconcile_stores_its_runs_in_the_result_cache(
     assert all(c.cached for c in again.cells.values() if c.status == "ran")
 
 
+@pytest.mark.e2e
 def test_bench_compares_with_the_manual_recipe_on_the_toy(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.testing.junit import parse_junit
@@ -14,6 +16,7 @@ from forkkit.vcs import scratch_root
 from tests.synthetic import FIXED_CALC
 
 
+@pytest.mark.e2e
 def test_suites_publish_one_run_and_name_the_tree(
     toy_project: ForkConfig, tmp_path: Path
 ) -> None:

@@ -69,6 +69,7 @@ def test_unwritable_summary_is_a_warning(
     assert "cannot append to the job summary" in capsys.readouterr().err
 
 
+@pytest.mark.e2e
 def test_red_green_appends_its_report(toy_project: ForkConfig, summary: Path) -> None:
     assert main(["--config", str(toy_project.path), "red-green"]) == 0
     md = toy_project.work.report_dir("red_green") / "red_green.md"
@@ -85,6 +86,7 @@ def test_rebase_appends_its_report(
     assert appended(summary) == md.read_text().rstrip("\n") + "\n\n"
 
 
+@pytest.mark.e2e
 def test_reconcile_appends_its_report(
     toy_project: ForkConfig, summary: Path, tmp_path: Path
 ) -> None:

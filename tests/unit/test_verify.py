@@ -40,6 +40,7 @@ def _verify(cfg: ForkConfig, report: Path, *args: str) -> int:
     return cli.main(["--config", str(cfg.path), "verify", str(report), *args])
 
 
+@pytest.mark.e2e
 def test_verify_passes_on_a_fresh_report_and_fails_on_an_edited_one(
     toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -104,6 +105,7 @@ def test_verify_refuses_a_report_of_another_pin_or_series(
     assert not toy_project.work.report_dir("verify").exists()  # nothing ran
 
 
+@pytest.mark.e2e
 def test_verify_refuses_a_report_of_another_series_on_disk(
     toy_project: ForkConfig,
     toy_upstream: SyntheticUpstream,

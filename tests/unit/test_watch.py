@@ -163,6 +163,7 @@ def test_index_override_over_http_skips_yanked(
 # --- verdicts -----------------------------------------------------------------
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     ("files", "verdict", "code", "status", "proof"),
     [
@@ -229,6 +230,7 @@ def test_version_picks_one_release_and_bad_input_exits_2(
     assert watch(toy_project, "--index-url", "ftp://x") == 2
 
 
+@pytest.mark.e2e
 def test_newest_of_several_as_a_real_process(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:

@@ -55,6 +55,7 @@ def test_a_second_writer_fails_at_once_naming_the_holder(tmp_path: Path) -> None
         pass
 
 
+@pytest.mark.e2e
 def test_wait_blocks_until_the_holder_is_done(tmp_path: Path) -> None:
     work = Workdir(tmp_path / "wd")
     proc = _holder(work.root, 1.5)

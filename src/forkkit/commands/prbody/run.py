@@ -44,7 +44,7 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     red_green = read_report_json(
         paths.red_green or reports / "red_green" / "red_green.json",
         what="red/green report",
-        hint="run forkkit red-green first, or give --red-green FILE",
+        hint="run forkkit red-green first, or give 'forkkit pr-body --red-green FILE'",
     )
     fork = red_green.get("fork_path")
     roots = {
