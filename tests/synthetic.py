@@ -493,3 +493,13 @@ def recon_release_with_helper() -> dict[str, str]:
         "return n - 1", "return clamp(n)"
     )
     return files
+
+
+def fixed_fork(
+    tmp_path: Path, up: SyntheticUpstream, tests: dict[str, str]
+) -> tuple[ForkConfig, Path]:
+    """A toy project whose one patch fixes ``limit`` and adds ``tests``; and
+    the folder for its reports."""
+    changes = [("[Bugfix] limit", {"toy/calc.py": FIXED_CALC, **tests})]
+    cfg = make_project(tmp_path / "proj", up, "1.0", changes=changes)
+    return cfg, tmp_path / "r"

@@ -17,7 +17,8 @@ from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.vcs.overlay import revert_hunk_commit
-from tests.synthetic import BUGGY, FIX_TEST, FIXED_CALC, SyntheticUpstream, make_project
+from tests.synthetic import BUGGY, FIX_TEST, SyntheticUpstream, make_project
+from tests.synthetic import fixed_fork as fork
 
 FIX_ID = "tests.test_fix::test_limit_reaches_n"
 
@@ -50,14 +51,6 @@ FLAKY_TEST = FIX_TEST + textwrap.dedent(
         assert n % 2 == 0
     """
 )
-
-
-def fork(
-    tmp_path: Path, up: SyntheticUpstream, tests: dict[str, str]
-) -> tuple[ForkConfig, Path]:
-    changes = [("[Bugfix] limit", {"toy/calc.py": FIXED_CALC, **tests})]
-    cfg = make_project(tmp_path / "proj", up, "1.0", changes=changes)
-    return cfg, tmp_path / "r"
 
 
 def test_repeat_orders() -> None:

@@ -16,7 +16,8 @@ from forkkit.commands.redgreen.render import render_markdown
 from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
-from tests.synthetic import FIX_TEST, FIXED_CALC, SyntheticUpstream, make_project
+from tests.synthetic import FIX_TEST, SyntheticUpstream
+from tests.synthetic import fixed_fork as fork
 
 FIX_ID = "tests.test_fix::test_limit_reaches_n"
 
@@ -74,14 +75,6 @@ LYING_CONFTEST = textwrap.dedent(
         session.exitstatus = 0 if session.testsfailed else 1
     """
 )
-
-
-def fork(
-    tmp_path: Path, up: SyntheticUpstream, tests: dict[str, str]
-) -> tuple[ForkConfig, Path]:
-    changes = [("[Bugfix] limit", {"toy/calc.py": FIXED_CALC, **tests})]
-    cfg = make_project(tmp_path / "proj", up, "1.0", changes=changes)
-    return cfg, tmp_path / "r"
 
 
 def test_unresolved_fail_to_pass_is_invalid(
