@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(opts.config)
         doc = check(cfg, opts)
         text = markdown(doc)
-        with cfg.work.run_folder(STEM) as folder:
+        with cfg.work.new_report_folder(STEM) as folder:
             md, js = write_reports(folder.path, STEM, markdown=text, data=doc)
     except ForkkitError as exc:
         print(f"gpu_check: error: {exc}", file=sys.stderr)

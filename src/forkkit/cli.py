@@ -152,7 +152,7 @@ def build_parser(
     return parser, handlers
 
 
-def _run(
+def _dispatch(
     command: Command, handler: Handler, args: argparse.Namespace, *, cfg: ForkConfig
 ) -> int:
     """Run a command; writing commands hold the workdir lock and recover first."""
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             common = CommonOptions.from_namespace(args)
             cfg = common.apply_upstream(load_config(args.config))
             check_path_options(common)
-            return _run(
+            return _dispatch(
                 command_named(args.command), handlers[args.command], args, cfg=cfg
             )
     except ForkkitError as exc:

@@ -3,7 +3,7 @@
 
 No other module builds a path under the workdir by hand. Writing commands
 hold :meth:`Workdir.lock`; a run writes into a fresh folder under ``runs/``
-that :meth:`RunFolder.publish` moves into ``reports/`` only at the end, so
+that :meth:`ReportFolder.publish` moves into ``reports/`` only at the end, so
 a report on disk is always one run's whole output.
 """
 
@@ -163,7 +163,7 @@ class Workdir:
 
     # -- run folders -----------------------------------------------------
     @contextmanager
-    def run_folder(self, stem: str) -> Iterator[RunFolder]:
+    def new_report_folder(self, stem: str) -> Iterator[ReportFolder]:
         """A fresh folder for one run's output, published as ``reports/STEM``.
 
         Whatever ends the block, the folder replaces the previous report:
@@ -184,12 +184,12 @@ class Workdir:
             ) from None
         dest = self.report_dir(stem)
         _retire(dest, path)
-        with publishing(RunFolder(path=path, dest=dest)) as run:
+        with publishing(ReportFolder(path=path, dest=dest)) as run:
             yield run
 
 
 @dataclass(frozen=True)
-class RunFolder:
+class ReportFolder:
     """One run's output folder and where it is published."""
 
     path: Path
@@ -219,8 +219,8 @@ RUN_MARKER = ".forkkit-run"
 
 
 @contextmanager
-def run_folder_at(dest: Path, stem: str) -> Iterator[RunFolder]:
-    """A fresh run folder published as ``dest``, like :meth:`Workdir.run_folder`.
+def new_report_folder_at(dest: Path, stem: str) -> Iterator[ReportFolder]:
+    """A fresh run folder published as ``dest``, like :meth:`Workdir.new_report_folder`.
 
     ``dest`` must be new, empty, or an earlier report of ``stem``: a folder
     holding anything else is refused (one line), never replaced. The run is
@@ -239,7 +239,7 @@ def run_folder_at(dest: Path, stem: str) -> Iterator[RunFolder]:
             "pick a writable folder"
         ) from None
     _retire(dest, path)
-    with publishing(RunFolder(path=path, dest=dest)) as run:
+    with publishing(ReportFolder(path=path, dest=dest)) as run:
         yield run
 
 
@@ -256,7 +256,7 @@ def _retire(dest: Path, run: Path) -> None:
 
 
 @contextmanager
-def publishing(run: RunFolder) -> Iterator[RunFolder]:
+def publishing(run: ReportFolder) -> Iterator[ReportFolder]:
     """Publish ``run`` however the block ends (``FAILED.txt`` if it raised)."""
     try:
         yield run

@@ -98,10 +98,10 @@ def toy_project_cli(toy_project: object, tmp_path: Path) -> Path:
 
 def test_run_folder_replaces_the_report_even_when_the_run_fails(tmp_path: Path) -> None:
     work = Workdir(tmp_path / "wd")
-    with work.run_folder("red_green") as run:
+    with work.new_report_folder("red_green") as run:
         (run.path / "red_green.md").write_text("valid\n")
     assert (work.report_dir("red_green") / "red_green.md").read_text() == "valid\n"
-    with pytest.raises(ForkkitError), work.run_folder("red_green") as run:
+    with pytest.raises(ForkkitError), work.new_report_folder("red_green") as run:
         (run.path / "red.xml").write_text("<testsuite/>")
         raise ForkkitError("pytest did not start")
     report = work.report_dir("red_green")

@@ -32,7 +32,7 @@ from forkkit.testing.junit import JunitReport, parse_junit_text
 from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
-from forkkit.workdir import RunFolder, run_folder_at
+from forkkit.workdir import ReportFolder, new_report_folder_at
 
 _USAGE_ERR = re.compile(r"^ERROR\b|\berror: ")
 SHOWN_FILES = 3  # uncommitted files named in a refusal
@@ -80,9 +80,13 @@ class SuiteRun:
 
 def report_folder(
     cfg: ForkConfig, stem: str, out: Path | None
-) -> AbstractContextManager[RunFolder]:
-    """A fresh run folder, published as ``reports/STEM`` or as ``out``."""
-    return cfg.work.run_folder(stem) if out is None else run_folder_at(out, stem)
+) -> AbstractContextManager[ReportFolder]:
+    """A fresh report folder, published as ``reports/STEM`` or as ``out``."""
+    return (
+        cfg.work.new_report_folder(stem)
+        if out is None
+        else new_report_folder_at(out, stem)
+    )
 
 
 def require_committed(repo: Repo, what: str) -> None:

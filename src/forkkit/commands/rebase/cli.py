@@ -66,7 +66,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
     )
-    with cfg.work.run_folder(REPORT_STEM) as folder:
+    with cfg.work.new_report_folder(REPORT_STEM) as folder:
         target = resolve_target(
             cfg, args.onto, onto_rev=args.onto_rev, sha256=args.sha256
         )

@@ -55,7 +55,7 @@ from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.suiterun import report_folder
 from forkkit.vcs import Repo, combine
-from forkkit.workdir import RunFolder
+from forkkit.workdir import ReportFolder
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ def reconcile(
     return result, folder.dest / f"{STEM}.md", folder.dest / f"{STEM}.json"
 
 
-def _published(result: ReconcileResult, folder: RunFolder) -> ReconcileResult:
+def _published(result: ReconcileResult, folder: ReportFolder) -> ReconcileResult:
     """Paths into the report folder (commands, logs) as they read once published."""
 
     def moved(text: str) -> str:

@@ -35,7 +35,7 @@ from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.suiterun import changed_since, report_folder, require_committed
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
-from forkkit.workdir import RunFolder
+from forkkit.workdir import ReportFolder
 
 STEM = "repro"
 STEM_GPU = "repro_gpu"
@@ -220,7 +220,7 @@ def _measure(
     opts: ReproOptions,
     *,
     runner: Runner,
-    folder: RunFolder,
+    folder: ReportFolder,
     revs: tuple[str, str],
     upstream: str,
     timeout: float | None,

@@ -64,7 +64,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         related=not args.focused_only,
         pytest_args=tuple(args.pytest_args),
     )
-    with cfg.work.run_folder(REPORT_STEM) as folder:
+    with cfg.work.new_report_folder(REPORT_STEM) as folder:
         result = watch(cfg, opts, folder=folder.path)
         text = render_markdown(result, shown=folder.dest)
         md, js = write_reports(
