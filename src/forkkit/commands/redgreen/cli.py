@@ -7,12 +7,12 @@ import argparse
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
-from forkkit.commands.redgreen.model import ProofChecks
+from forkkit.commands.redgreen.model import ProofChecks, patch_commit
 from forkkit.commands.redgreen.render import render_markdown
 from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.tree import materialize
+from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import append_step_summary
 from forkkit.signals import signals_raise
 
@@ -21,8 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``forkkit red-green`` options; pytest's after ``--``."""
     parser.description = (
         "Prove the fix: the fork's tests with the runtime files at upstream base "
-        "(red), and one run on the fix of the related suites plus those tests "
-        "(green is read from it); unchanged runs come from the result cache. "
+        "or at --base (red), and one run on the fix of the related suites plus "
+        "those tests (green is read from it); unchanged runs come from the "
+        "result cache. "
         "Arguments after '--' go to pytest, e.g. 'forkkit red-green -- -k mamba'."
     )
     add_upstream_options(parser)
@@ -59,8 +60,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="report folder, replaced by each run (default: <workdir>/reports/"
         "red_green)",
     )
+    _add_base_options(parser)
     _add_check_options(parser)
     parser.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
+
+
+def _add_base_options(parser: argparse.ArgumentParser) -> None:
+    """Where red's runtime files come from: one patch of the series alone."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--base",
+        metavar="REV",
+        help="red takes the runtime files from REV, a commit of the fork tree, "
+        "to prove the patches after it alone (default: the 'base' tag, "
+        "pristine upstream)",
+    )
+    group.add_argument(
+        "--base-patch",
+        metavar="PATCH",
+        help="--base at the commit that applied PATCH (its file name, a prefix "
+        "such as 0002, or its position in the series from 1): proves the "
+        "patches after it alone",
+    )
+
+
+def _base(args: argparse.Namespace, tree: ForkTree) -> str | None:
+    """The revision ``--base`` or ``--base-patch`` names (None: neither)."""
+    if args.base_patch is None:
+        return str(args.base) if args.base is not None else None
+    try:
+        return patch_commit(tree.patch_commits, args.base_patch)[1]
+    except ValueError as exc:
+        raise ForkkitError(f"--base-patch {args.base_patch}: {exc}") from None
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -128,6 +159,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
             timeout=args.timeout,
             fresh=args.fresh,
             checks=_checks(args),
+            base=_base(args, tree),
         )
     markdown = render_markdown(result)
     print(markdown)

@@ -13,6 +13,7 @@ from forkkit.testing.classify import Classification, GuardFinding
 from forkkit.testing.junit import JunitReport
 
 STEM = "red_green"
+UPSTREAM_BASE = "upstream base"  # the label of the default red base (tag ``base``)
 UNTESTED_NOTE = (
     "Non-test files the series changes that red keeps at the fix (not in "
     "fork.toml [fix].runtime_files): "
@@ -125,8 +126,11 @@ class RedGreenResult(Generic[R]):
     upstream: str
     upstream_label: str
     upstream_commit: str | None
-    base: str
+    base: str  # the commit red takes the runtime files from
     base_tree: str
+    base_label: str  # UPSTREAM_BASE, or the patch/revision it is (base_label())
+    upstream_base: str  # the tag ``base``: pristine upstream
+    upstream_base_tree: str
     head: str
     head_tree: str
     patches: tuple[tuple[str, str], ...]
@@ -160,6 +164,50 @@ class RedGreenResult(Generic[R]):
 
     def node(self, test_id: str) -> str:
         return self.node_ids.get(test_id, test_id)
+
+    @property
+    def base_patch(self) -> str | None:
+        """The patch whose commit is red's base (None: upstream or another)."""
+        return next((n for n, c in self.patches if c == self.base), None)
+
+    @property
+    def upstream_red(self) -> bool:
+        """Red's runtime files are pristine upstream's (the default base)."""
+        return self.base == self.upstream_base
+
+
+def patch_commit(patches: Sequence[tuple[str, str]], which: str) -> tuple[str, str]:
+    """The (name, commit) of the patch ``which`` names: its file name, a prefix
+    of it naming one patch (``0002``), or its position in the series from 1.
+    ValueError says why none."""
+    exact = [p for p in patches if p[0] == which]
+    prefixed = exact or [p for p in patches if p[0].startswith(which)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    names = ", ".join(n for n, _ in (prefixed or patches)) or "(none)"
+    if prefixed:
+        raise ValueError(f"names {len(prefixed)} patches ({names}); give more of it")
+    if which.isdigit() and 1 <= int(which) <= len(patches):
+        return patches[int(which) - 1]
+    raise ValueError(f"no such patch in the fork tree's series ({names})")
+
+
+def base_label(
+    commit: str,
+    *,
+    rev: str,
+    upstream_base: str,
+    patches: Sequence[tuple[str, str]],
+) -> str:
+    """How the report names red's base: ``upstream base``, the patch whose
+    commit it is (``0002-x.patch (commit abc123456789)``) or the revision."""
+    if commit == upstream_base:
+        return UPSTREAM_BASE
+    short = commit[:12]
+    name = next((n for n, c in patches if c == commit), None)
+    if name is None and commit.startswith(rev):
+        return f"commit {short}"
+    return f"{name or rev} (commit {short})"
 
 
 def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
@@ -205,14 +253,21 @@ def proof_problems(
     verdict: RelatedVerdict,
     guards: Sequence[GuardFinding] = (),
     others: Sequence[ProofRun] = (),
+    base: str = UPSTREAM_BASE,
 ) -> list[str]:
-    """Every reason the proof does not hold (empty: a valid proof)."""
+    """Every reason the proof does not hold (empty: a valid proof); ``base``:
+    the label of red's base."""
     problems: list[str] = []
     runtime = [f for f in files if f.role == "runtime"]
     if runtime and all(f.base == f.fix for f in runtime):
+        what = (
+            "the fork does not change any runtime file"
+            if base == UPSTREAM_BASE
+            else f"no runtime file changed since {base}"
+        )
         problems.append(
-            "the fork does not change any runtime file "
-            f"({', '.join(f.path for f in runtime)}): red and green test the same code"
+            f"{what} ({', '.join(f.path for f in runtime)}): "
+            "red and green test the same code"
         )
     for run in (red, green, related, *others):
         if run is not None and run.problem:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.commands.redgreen.model import FileBlob
+from forkkit.commands.redgreen.model import UPSTREAM_BASE, FileBlob, base_label
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
@@ -31,14 +31,22 @@ class Plan:
     targets: tuple[str, ...]
     runtime: tuple[str, ...]
     suites: tuple[str, ...]
-    base: str
+    base: str  # the commit red takes the runtime files from
     head: str
+    base_label: str = UPSTREAM_BASE
 
 
 def make_plan(
-    cfg: ForkConfig, repo: Repo, tests: list[str] | None, *, related: bool
+    cfg: ForkConfig,
+    tree: ForkTree,
+    tests: list[str] | None,
+    *,
+    related: bool,
+    base: str | None = None,
 ) -> Plan:
-    """Validate fork.toml [fix] against the fork; refuse an uncommitted tree."""
+    """Validate fork.toml [fix] against the fork; refuse an uncommitted tree.
+    ``base``: the revision red takes the runtime files from (None: tag base)."""
+    repo = tree.repo
     targets = tuple(tests or cfg.fix.focused_tests)
     runtime = tuple(cfg.fix.runtime_files)
     where = f"{cfg.path.name} [fix]"
@@ -48,11 +56,12 @@ def make_plan(
         )
     if not targets:
         raise ForkkitError(f"{where}: focused_tests is empty; list the fix's tests")
-    head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
-    if head is None or base is None:
+    head, upstream = repo.rev("HEAD"), repo.rev(BASE_TAG)
+    if head is None or upstream is None:
         raise ForkkitError(f"{repo.path}: no '{BASE_TAG}' tag; run forkkit materialize")
+    red = _red_base(tree, base, head=head, upstream=upstream)
     for f in runtime:
-        if repo.blob(base, f) is None and repo.blob(head, f) is None:
+        if repo.blob(red, f) is None and repo.blob(head, f) is None:
             raise ForkkitError(
                 f"{where}: runtime file {f!r} exists neither at base nor at fork HEAD; "
                 "fix the path"
@@ -66,7 +75,35 @@ def make_plan(
                 f"{head[:12]}; fix the path (fork.toml [fix] or --tests)"
             )
     require_committed(repo, "red-green")
-    return Plan(targets, runtime, suites, base, head)
+    label = base_label(
+        red, rev=base or BASE_TAG, upstream_base=upstream, patches=tree.patch_commits
+    )
+    return Plan(targets, runtime, suites, red, head, label)
+
+
+def _red_base(tree: ForkTree, rev: str | None, *, head: str, upstream: str) -> str:
+    """The commit ``rev`` names, checked to be a commit of the fork tree
+    before its HEAD (on or after the tag base); ``upstream`` when None."""
+    if rev is None:
+        return upstream
+    repo = tree.repo
+    commit = repo.rev(rev)
+    if commit is None:
+        raise ForkkitError(
+            f"--base {rev}: no such commit in {repo.path}; give a commit of the "
+            "fork tree, or --base-patch NAME for the commit of a patch"
+        )
+    if commit == head:
+        raise ForkkitError(
+            f"--base {rev}: is the fork's HEAD, red would test the fix itself; "
+            "give an earlier commit (--base-patch NAME: the commit of a patch)"
+        )
+    if not (repo.is_ancestor(upstream, commit) and repo.is_ancestor(commit, head)):
+        raise ForkkitError(
+            f"--base {rev}: commit {commit[:12]} is not in the fork tree's "
+            f"history from the '{BASE_TAG}' tag to HEAD; give a commit of it"
+        )
+    return commit
 
 
 @dataclass(frozen=True)

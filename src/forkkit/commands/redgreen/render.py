@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
 from typing import Any
 
-from forkkit.commands.redgreen.model import FileBlob, HunkCheck, RedGreenResult
+from forkkit.commands.redgreen.model import RedGreenResult
+from forkkit.commands.redgreen.render_hunks import hunk_json, hunk_section
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
 from forkkit.testing.classify import CATEGORIES
@@ -15,7 +15,6 @@ from forkkit.testing.suiterun import SuiteRun
 
 Result = RedGreenResult[SuiteRun]
 FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block
-SHOWN_RED = 3  # tests named per hunk in the hunk matrix (all of them in JSON)
 GUARDS_OK = (
     "All pass: no FAIL_TO_PASS test skipped, xfailed or xpassed on the fix; "
     "every pytest exit status agrees with its JUnit; every FAIL_TO_PASS test "
@@ -55,13 +54,14 @@ def _cells(run: SuiteRun) -> list[object]:
     return [c["passed"], c["failed"], c["error"] + c["collection_errors"], c["skipped"]]
 
 
-def _base_checkout(files: Sequence[FileBlob]) -> list[str]:
-    """Shell lines that put the runtime files at base (delete those base lacks)."""
-    runtime = [f for f in files if f.role == "runtime"]
+def _base_checkout(r: Result) -> list[str]:
+    """Shell lines that put the runtime files at red's base (delete those it lacks)."""
+    runtime = [f for f in r.files if f.role == "runtime"]
     keep = " ".join(shlex.quote(f.path) for f in runtime if f.base)
     gone = " ".join(shlex.quote(f.path) for f in runtime if not f.base)
+    rev = BASE_TAG if r.upstream_red else r.base[:12]
     return [
-        *([f"git checkout {BASE_TAG} -- {keep}"] if keep else []),
+        *([f"git checkout {rev} -- {keep}"] if keep else []),
         *([f"git rm -q -- {gone}"] if gone else []),
     ]
 
@@ -82,7 +82,7 @@ def _red_reason(red: SuiteRun, test_id: str) -> str:
 def render_markdown(r: Result) -> str:
     """The PR's "Test Result" section."""
     out = _summary(r) + _related(r) + _lists(r) + _guards(r) + _repeat(r)
-    out += _hunks(r) + _commands(r) + _provenance(r)
+    out += hunk_section(r) + _commands(r) + _provenance(r)
     return "\n".join(out)
 
 
@@ -103,7 +103,7 @@ def _summary(r: Result) -> list[str]:
         out.append("Red/green proof: ❌ **invalid**:")
         out += [""] + [f"- {p}" for p in r.problems]
     out.append("")
-    runtime = f"{r.upstream_label} base runtime (`{r.base[:12]}`)"
+    runtime = _red_runtime(r)
     rows = [
         ["Red", runtime, f"fork tests (`{short}`)", *_cells(r.red), _duration(r.red)],
         [
@@ -117,6 +117,15 @@ def _summary(r: Result) -> list[str]:
     headers = ["Run", "Runtime", "Tests", "Passed", "Failed", "Errors", "Skipped"]
     out.append(md_table([*headers, "Duration"], rows))
     return out
+
+
+def _red_runtime(r: Result) -> str:
+    """The red row's runtime: upstream base's, or a patch's (``--base``)."""
+    if r.upstream_red:
+        return f"{r.upstream_label} base runtime (`{r.base[:12]}`)"
+    if r.base_patch:
+        return f"runtime after `{r.base_patch}` (`{r.base[:12]}`)"
+    return f"runtime of {r.base_label}"
 
 
 def _related(r: Result) -> list[str]:
@@ -203,55 +212,6 @@ def _repeat(r: Result) -> list[str]:
     return [*out, "", md_table(headers, rows)]
 
 
-def _red_cell(r: Result, c: HunkCheck) -> str:
-    shown = [f"`{r.node(t)}`" for t in c.turns_red[:SHOWN_RED]]
-    more = len(c.turns_red) - SHOWN_RED
-    return (
-        f"{len(c.turns_red)}: " + ", ".join(shown) + (f" +{more}" if more > 0 else "")
-    )
-
-
-def _hunk_verdict(c: HunkCheck) -> str:
-    if not c.reverted:
-        return f"cannot be reverted alone ({c.note})"
-    if c.untested:
-        return "⚠️ untested: every FAIL_TO_PASS test passes without it"
-    return f"needed; {c.note}" if c.note else "needed"
-
-
-def _grouped(checks: Sequence[HunkCheck]) -> list[HunkCheck]:
-    """Hunks in diff order, those of one function together (at its first)."""
-    first: dict[tuple[str, str], int] = {}
-    for i, c in enumerate(checks):
-        first.setdefault((c.path, c.symbol), i)
-    return sorted(checks, key=lambda c: first[(c.path, c.symbol)])
-
-
-def _hunks(r: Result) -> list[str]:
-    """The hunk matrix: each runtime hunk reverted alone, grouped by function."""
-    if r.hunks is None:
-        return []
-    out = ["### Hunk matrix", ""]
-    if not r.hunks:
-        return [*out, "No runtime hunk to check (or no FAIL_TO_PASS test).", ""]
-    needed = sum(1 for c in r.hunks if c.turns_red)
-    out += [
-        f"Each runtime hunk reverted alone, the FAIL_TO_PASS tests run: "
-        f"{needed} of {len(r.hunks)} hunk(s) needed by at least one test.",
-        "",
-    ]
-    rows = [
-        [
-            f"`{c.symbol}`" if c.symbol else "-",
-            c.hunk,
-            _red_cell(r, c) if c.turns_red else "-",
-            _hunk_verdict(c),
-        ]
-        for c in _grouped(r.hunks)
-    ]
-    return [*out, md_table(["Function", "Hunk", "Turns red", "Verdict"], rows)]
-
-
 def _commands(r: Result) -> list[str]:
     """Shell lines that rerun red and green by hand."""
     short = r.head[:12]
@@ -259,9 +219,9 @@ def _commands(r: Result) -> list[str]:
     prefix = f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
     cmds = [
         f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
-        "# red: the fork's tests, runtime files restored to upstream base",
+        f"# red: the fork's tests, runtime files restored to {r.base_label}",
         f"git worktree add --detach ../red {short} && cd ../red",
-        *_base_checkout(r.files),
+        *_base_checkout(r),
         f"{prefix} {r.red.run.command}",
         "# green: the fix as is, same tests"
         + (" (one run with the related suites)" if _shared(r) else ""),
@@ -281,9 +241,18 @@ def _provenance(r: Result) -> list[str]:
         up += f", upstream commit `{r.upstream_commit}`"
     out += [
         up,
-        f"- Base (tag `{BASE_TAG}`): commit `{r.base}`, tree `{r.base_tree}`",
+        f"- Base (tag `{BASE_TAG}`): commit `{r.upstream_base}`, "
+        f"tree `{r.upstream_base_tree}`",
+    ]
+    red = "base runtime files"
+    if not r.upstream_red:
+        red = "the red base's runtime files"
+        out.append(
+            f"- Red base: {r.base_label}: commit `{r.base}`, tree `{r.base_tree}`"
+        )
+    out += [
         f"- Fork HEAD: commit `{r.head}`, tree `{r.head_tree}`",
-        f"- Red tree (HEAD with base runtime files): `{r.red.tree}`",
+        f"- Red tree (HEAD with {red}): `{r.red.tree}`",
     ]
     if r.patches:
         out.append(
@@ -299,7 +268,8 @@ def _provenance(r: Result) -> list[str]:
         ]
         for f in r.files
     ]
-    out.append(md_table(["File", "Role", "Blob at base", "Blob at fix"], rows))
+    at = "Blob at base" if r.upstream_red else "Blob at red base"
+    out.append(md_table(["File", "Role", at, "Blob at fix"], rows))
     return out
 
 
@@ -317,6 +287,8 @@ def render_json(r: Result) -> dict[str, Any]:
             "commit": r.upstream_commit,
         },
         "base": {"commit": r.base, "tree": r.base_tree},
+        "base_label": r.base_label,
+        "upstream_base": {"commit": r.upstream_base, "tree": r.upstream_base_tree},
         "fork_head": {"commit": r.head, "tree": r.head_tree},
         "patches": [{"name": n, "commit": c} for n, c in r.patches],
         "files": [
@@ -369,21 +341,5 @@ def _checks_json(r: Result) -> dict[str, Any]:
             "flaky": [r.node(t) for t in rep.flaky],
             "runs": [run.to_json() for run in rep.runs],
         },
-        "hunks": None if r.hunks is None else [_hunk_json(r, c) for c in r.hunks],
-    }
-
-
-def _hunk_json(r: Result, c: HunkCheck) -> dict[str, Any]:
-    return {
-        "hunk": c.hunk,
-        "path": c.path,
-        "symbol": c.symbol,
-        "reverted": c.reverted,
-        "turns_red": [r.node(t) for t in c.turns_red],
-        "red_kinds": dict(zip((r.node(t) for t in c.turns_red), c.kinds, strict=True)),
-        "untested": c.untested,
-        "note": c.note,
-        "tree": c.tree,
-        "cached": c.cached,
-        "wall_seconds": round(c.seconds, 3),
+        "hunks": None if r.hunks is None else [hunk_json(r, c) for c in r.hunks],
     }

@@ -2,9 +2,10 @@
 """``forkkit red-green``: prove the fix with upstream's own pytest suites.
 
 Red: the fork's tests with ONLY the runtime files (fork.toml [fix]) taken from
-the upstream base; green: the same tests on the fix, read from the one run on
-the fix that also covers the related suites (red runs beside it when two
-cores are free). Unchanged runs come from the result cache
+the upstream base (or, with ``base``, from a commit of the fork tree: the
+patches after it proven alone); green: the same tests on the fix, read from
+the one run on the fix that also covers the related suites (red runs beside
+it when two cores are free). Unchanged runs come from the result cache
 (:mod:`forkkit.testing.cache`). Every run is on a committed tree
 (:mod:`forkkit.testing.suiterun`): red in a scratch worktree of HEAD with base's
 runtime files, the fix in the fork tree only when it is clean, untracked
@@ -46,7 +47,7 @@ from forkkit.commands.redgreen.model import (
 from forkkit.commands.redgreen.plan import Plan, RunSettings, file_blobs, make_plan
 from forkkit.commands.redgreen.render import count_line, render_json, render_markdown
 from forkkit.config import ForkConfig
-from forkkit.fork.tree import ForkTree
+from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import write_reports
 from forkkit.patches.testids import node_id, target_file
@@ -211,6 +212,7 @@ def prove(
     stream: bool = True,
     fresh: bool = False,
     checks: ProofChecks = NO_CHECKS,
+    base: str | None = None,
 ) -> RedGreenResult[SuiteRun]:
     """Red on base runtime; green and the related suites in one run on the fix.
 
@@ -220,10 +222,12 @@ def prove(
     finish). ``parallel`` runs red beside the fix run. Runs come from the
     result cache when nothing they depend on changed, unless ``fresh``.
     ``checks``: the guards' options, the flake check and the hunk matrix.
+    ``base``: the fork tree commit red takes the runtime files from (None: tag
+    base, pristine upstream), the related failures' recheck too.
     """
     start = time.monotonic()
     with signals_raise(), report_folder(cfg, STEM, out_dir) as folder:
-        plan = make_plan(cfg, tree.repo, tests, related=related)
+        plan = make_plan(cfg, tree, tests, related=related, base=base)
         settings = RunSettings(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),
@@ -249,12 +253,8 @@ def prove(
             parallel=parallel,
             seconds=time.monotonic() - start,
         )
-        md, js = write_reports(
-            folder.path,
-            STEM,
-            markdown=render_markdown(result),
-            data=render_json(result),
-        )
+        text, data = render_markdown(result), render_json(result)
+        md, js = write_reports(folder.path, STEM, markdown=text, data=data)
     say(f"report: {folder.dest / md.name} and {folder.dest / js.name}")
     return result
 
@@ -276,6 +276,7 @@ def _result(
     files = file_blobs(repo, plan)
     problems, notes = _verdict(repo, plan, e, files=files, strict=checks.strict_hunks)
     tracked = frozenset(repo.ls_tree(head, []))
+    upstream = repo.rev(BASE_TAG) or base
     ids = {*classification_ids(e.classification), *v.regressions, *v.preexisting}
     env = settings.env
     return RedGreenResult(
@@ -286,6 +287,9 @@ def _result(
         upstream_commit=tree.upstream_commit,
         base=base,
         base_tree=repo.tree(base),
+        base_label=plan.base_label,
+        upstream_base=upstream,
+        upstream_base_tree=repo.tree(upstream),
         head=head,
         head_tree=repo.tree(head),
         patches=tuple((n, c) for n, c in tree.patch_commits),
@@ -328,6 +332,7 @@ def _verdict(
         verdict=e.verdict,
         guards=e.guards,
         others=e.repeat.runs if e.repeat else (),
+        base=plan.base_label,
     )
     hunk_problems, hunk_notes = hunk_verdict(e.hunks or (), strict=strict)
     notes = untested_notes(repo.changed_paths(plan.base, plan.head), plan.runtime)

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit red-green --base REV`` / ``--base-patch``: one patch of the series
+proven alone (red = the tree after the previous patch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forkkit import cli
+from forkkit.commands.redgreen.model import base_label, patch_commit
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import materialize
+from tests.synthetic import (
+    COUNT_BUGGY,
+    SyntheticUpstream,
+    make_project,
+    toy_release,
+    toy_testenv_python,
+    toy_two_fix_changes,
+)
+
+LIMIT = "tests/test_fix.py::test_limit_reaches_n"
+COUNT = "tests/test_count.py::test_count_all"
+PATCHES = (("0001-Bugfix-limit.patch", "a" * 40), ("0002-Bugfix-count.patch", "b" * 40))
+
+
+@pytest.fixture
+def two_patch_fork(
+    toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ForkConfig:
+    """Toy 1.1 with two bugs; patch 1 fixes ``limit``, patch 2 ``count``."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    toy_upstream.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY}))
+    return make_project(
+        tmp_path / "two",
+        toy_upstream,
+        "1.1",
+        toy_two_fix_changes(),
+        runtime_files=("toy/calc.py", "toy/count.py"),
+        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
+    )
+
+
+def _red_green(cfg: ForkConfig, out: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    argv = ["--config", str(cfg.path), "red-green", "--no-related", "--out", str(out)]
+    rc = cli.main([*argv, "--parallel", "off", *args])
+    return rc, json.loads((out / "red_green.json").read_text())
+
+
+@pytest.mark.e2e
+def test_base_at_patch_one_proves_patch_two_alone(
+    two_patch_fork: ForkConfig, tmp_path: Path
+) -> None:
+    cfg = two_patch_fork
+    tree = materialize(cfg)
+    (p1, c1), _ = tree.patch_commits
+    rc, whole = _red_green(cfg, tmp_path / "whole")
+    assert rc == 0, whole["problems"]
+    assert whole["classification"]["FAIL_TO_PASS"] == sorted([LIMIT, COUNT])
+    assert whole["base"]["commit"] == tree.base
+    assert whole["base_label"] == "upstream base"
+
+    rc, alone = _red_green(cfg, tmp_path / "alone", "--base", c1[:12])
+    assert rc == 0, alone["problems"]
+    assert alone["classification"]["FAIL_TO_PASS"] == [COUNT]
+    assert alone["classification"]["PASS_TO_PASS"] == [LIMIT]
+    assert alone["base"]["commit"] == c1
+    assert alone["base_label"] == f"{p1} (commit {c1[:12]})"
+    assert alone["upstream_base"]["commit"] == tree.base
+    assert alone["red"]["runtime_rev"] == c1
+    # Another base, another red tree: another result-cache key (ran now).
+    assert alone["red"]["tree"] != whole["red"]["tree"]
+    assert not alone["red"]["cached"] and alone["green"]["cached"]
+    md = (tmp_path / "alone" / "red_green.md").read_text()
+    assert f"runtime after `{p1}` (`{c1[:12]}`)" in md
+    assert f"git checkout {c1[:12]} -- toy/calc.py toy/count.py" in md
+    assert f"runtime files restored to {p1} (commit {c1[:12]})" in md
+    assert "base runtime" not in md
+
+    # --base-patch names the same commit: the same red tree, from the cache.
+    rc, named = _red_green(cfg, tmp_path / "named", "--base-patch", "0001")
+    assert rc == 0, named["problems"]
+    assert named["classification"] == alone["classification"]
+    assert named["red"]["tree"] == alone["red"]["tree"] and named["red"]["cached"]
+
+
+@pytest.mark.e2e
+def test_base_must_be_a_commit_of_the_fork(
+    two_patch_fork: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = two_patch_fork
+    tree = materialize(cfg)
+    argv = ["--config", str(cfg.path), "red-green", "--no-related"]
+    assert cli.main([*argv, "--base", "nosuchrev"]) == 2
+    assert "--base nosuchrev: no such commit in" in capsys.readouterr().err
+    assert cli.main([*argv, "--base", tree.head]) == 2
+    assert "is the fork's HEAD" in capsys.readouterr().err
+    assert cli.main([*argv, "--base-patch", "9"]) == 2
+    err = capsys.readouterr().err
+    assert "--base-patch 9: no such patch" in err and "0002-" in err
+
+
+def test_patch_commit_by_name_prefix_or_index() -> None:
+    assert patch_commit(PATCHES, "0002-Bugfix-count.patch") == PATCHES[1]
+    assert patch_commit(PATCHES, "0001") == PATCHES[0]
+    assert patch_commit(PATCHES, "2") == PATCHES[1]
+    for bad in ("3", "nope"):
+        with pytest.raises(ValueError, match="no such patch"):
+            patch_commit(PATCHES, bad)
+    for vague in ("0", "000"):
+        with pytest.raises(ValueError, match="names 2 patches"):
+            patch_commit(PATCHES, vague)
+
+
+def test_base_label() -> None:
+    up = "c" * 40
+    assert base_label(up, rev="base", upstream_base=up, patches=PATCHES) == (
+        "upstream base"
+    )
+    assert base_label("b" * 40, rev="x", upstream_base=up, patches=PATCHES) == (
+        f"0002-Bugfix-count.patch (commit {'b' * 12})"
+    )
+    assert base_label("d" * 40, rev="v1", upstream_base=up, patches=PATCHES) == (
+        f"v1 (commit {'d' * 12})"
+    )
+    assert base_label("d" * 40, rev="d" * 40, upstream_base=up, patches=()) == (
+        f"commit {'d' * 12}"
+    )
