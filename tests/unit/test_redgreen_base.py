@@ -88,6 +88,10 @@ def test_base_at_patch_one_proves_patch_two_alone(
     assert named["classification"] == alone["classification"]
     assert named["red"]["tree"] == alone["red"]["tree"] and named["red"]["cached"]
 
+    # verify replays a --base report on its own base, not as "another pin"
+    report = tmp_path / "alone" / "red_green.json"
+    assert cli.main(["--config", str(cfg.path), "verify", str(report)]) == 0
+
 
 @pytest.mark.e2e
 def test_base_must_be_a_commit_of_the_fork(

@@ -16,7 +16,8 @@ class ReplaySpec:
     """The provenance and the test selection a red/green report records."""
 
     upstream: str  # the pin: sdist name, version and sha256 (or git URL@rev)
-    base_tree: str
+    base_tree: str  # the pristine upstream tree (the fork's ``base`` tag)
+    red_base: str | None  # red's runtime came from this commit (``--base``)
     head_tree: str
     patches: tuple[str, ...]
     runtime_files: tuple[str, ...]
@@ -59,6 +60,20 @@ def _str(doc: Mapping[str, Any], path: str, where: str) -> str:
     return value
 
 
+def _base_key(doc: Mapping[str, Any]) -> str:
+    """Where the upstream base tree is: ``upstream_base`` in reports made
+    since ``--base`` exists, ``base`` before."""
+    return "upstream_base.tree" if _get(doc, "upstream_base.tree") else "base.tree"
+
+
+def _red_base(doc: Mapping[str, Any]) -> str | None:
+    """The commit red took its runtime from, when it was not upstream base."""
+    red, upstream = _get(doc, "base.commit"), _get(doc, "upstream_base.commit")
+    if isinstance(red, str) and isinstance(upstream, str) and red != upstream:
+        return red
+    return None
+
+
 def replay_spec(doc: Mapping[str, Any], where: str) -> ReplaySpec:
     """Read a ``red_green.json`` document; ValueError names what is missing."""
     if not isinstance(doc.get("classification"), Mapping):
@@ -69,7 +84,8 @@ def replay_spec(doc: Mapping[str, Any], where: str) -> ReplaySpec:
         raise ValueError(f"{where}: no 'patches' or 'files' list")
     return ReplaySpec(
         upstream=_str(doc, "upstream.ident", where),
-        base_tree=_str(doc, "base.tree", where),
+        base_tree=_str(doc, _base_key(doc), where),
+        red_base=_red_base(doc),
         head_tree=_str(doc, "fork_head.tree", where),
         patches=tuple(str(p.get("name")) for p in patches if isinstance(p, Mapping)),
         runtime_files=tuple(

@@ -104,6 +104,7 @@ def verify(
         timeout=timeout,
         stream=stream,
         fresh=True,
+        base=spec.red_base,
     )
     fresh = render_json(result)
     return VerifyResult(
