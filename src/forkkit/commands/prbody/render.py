@@ -166,8 +166,14 @@ def _verdict(rg: Mapping[str, Any]) -> list[str]:
         out += ["Red/green proof: ❌ **invalid**:", ""]
         out += [f"- {p}" for p in strings(rg.get("problems"))]
     label = get(rg, "upstream.label") or "upstream"
+    base = get(rg, "base_label")
+    runtime = f"runtime of {base}" if base and base != "upstream base" else None
     rows = [
-        ["Red", f"{label} base runtime", *counts_cells(get(rg, "red.counts"))],
+        [
+            "Red",
+            runtime or f"{label} base runtime",
+            *counts_cells(get(rg, "red.counts")),
+        ],
         ["Green", "the fix", *counts_cells(get(rg, "green.counts"))],
     ]
     if rg.get("related"):
