@@ -20,6 +20,7 @@ INFRA = (
     "txn",
     "signals",
     "process",
+    "docpath",
     "errors",
     "config",
 )

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from forkkit.docpath import get
+
 FOLD_AFTER = 12  # longer test lists go in a <details> block
 SHOWN_TESTS = 3  # tests named per hunk in the hunk matrix
 # pytest options that only name forkkit's own report files
@@ -32,14 +34,6 @@ class PrInputs:
     reconcile: Mapping[str, Any] | None = None
     # local path -> portable name, e.g. the workdir -> ``WORKDIR``
     roots: Mapping[str, str] = field(default_factory=dict)
-
-
-def get(doc: Mapping[str, Any] | None, path: str) -> Any:
-    """``doc["a"]["b"]`` for ``"a.b"``; None where any part is missing."""
-    value: Any = doc
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
 
 
 def strings(value: Any) -> list[str]:

@@ -15,7 +15,6 @@ from forkkit.commands.prbody.model import (
     count_text,
     counts_cells,
     env_prefix,
-    get,
     hunk_rows,
     portable,
     pytest_command,
@@ -25,6 +24,7 @@ from forkkit.commands.prbody.model import (
     upstream_rev,
     zero_or,
 )
+from forkkit.docpath import get
 from forkkit.output.report import md_table
 from forkkit.testing.classify import CATEGORIES
 

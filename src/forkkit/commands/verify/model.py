@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from forkkit.docpath import get
+
 STEM = "verify"  # reports/verify: the replay's own red/green report
 
 
@@ -38,14 +40,6 @@ class Current:
     deselect: tuple[str, ...]
 
 
-def _get(doc: Mapping[str, Any], path: str) -> Any:
-    """``doc["a"]["b"]`` for ``"a.b"``; None where any part is missing."""
-    value: Any = doc
-    for key in path.split("."):
-        value = value.get(key) if isinstance(value, Mapping) else None
-    return value
-
-
 def _strs(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
     value = doc.get(key)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -54,7 +48,7 @@ def _strs(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
 
 
 def _str(doc: Mapping[str, Any], path: str, where: str) -> str:
-    value = _get(doc, path)
+    value = get(doc, path)
     if not isinstance(value, str) or not value:
         raise ValueError(f"{where}: no '{path}'")
     return value
@@ -63,12 +57,12 @@ def _str(doc: Mapping[str, Any], path: str, where: str) -> str:
 def _base_key(doc: Mapping[str, Any]) -> str:
     """Where the upstream base tree is: ``upstream_base`` in reports made
     since ``--base`` exists, ``base`` before."""
-    return "upstream_base.tree" if _get(doc, "upstream_base.tree") else "base.tree"
+    return "upstream_base.tree" if get(doc, "upstream_base.tree") else "base.tree"
 
 
 def _red_base(doc: Mapping[str, Any]) -> str | None:
     """The commit red took its runtime from, when it was not upstream base."""
-    red, upstream = _get(doc, "base.commit"), _get(doc, "upstream_base.commit")
+    red, upstream = get(doc, "base.commit"), get(doc, "upstream_base.commit")
     if isinstance(red, str) and isinstance(upstream, str) and red != upstream:
         return red
     return None
@@ -192,7 +186,7 @@ def differences(report: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[str
     """One line per way the replay ``fresh`` differs from ``report``."""
     out = _classification(report, fresh)
     for key in COMPARED:
-        was, got = _get(report, key), _get(fresh, key)
+        was, got = get(report, key), get(fresh, key)
         if was != got:
             out.append(f"{key}: {_show(was)} in the report, {_show(got)} now")
     then, now = _hunks(report), _hunks(fresh)
