@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -13,6 +14,12 @@ from forkkit.process import pid_alive
 from forkkit.vcs.git import Git
 
 SCRATCH_DIR = ".forkkit-worktrees"
+
+# ``git worktree add/remove/prune`` read every entry under .git/worktrees and
+# fail on one a sibling is still creating ("failed to read .../commondir"), so
+# this process makes and drops its worktrees one at a time. (Processes never
+# share a fork: forkkit's lock keeps a second one out.)
+_ADMIN = threading.RLock()
 
 
 def scratch_root(repo: Path) -> Path:
@@ -44,19 +51,30 @@ def _remove(git: Git, path: Path) -> None:
 @contextmanager
 def scratch_worktree(git: Git, rev: str, tag: str) -> Iterator[Git]:
     """A detached worktree of ``rev``, removed on exit however the block ends."""
-    for old in prune_stale(git):
-        say(f"removed stale worktree {old}")
+    with _ADMIN:
+        for old in prune_stale(git):
+            say(f"removed stale worktree {old}")
+        path = _free_path(git, tag)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A placeholder claims the name at once: no sibling thread takes it.
+        path.mkdir()
+    try:
+        with _ADMIN:
+            git.run("worktree", "add", "-q", "--detach", "--force", str(path), rev)
+        yield Git(path)
+    finally:
+        with _ADMIN:
+            _remove(git, path)
+            git.run("worktree", "prune", check=False)
+            with suppress(OSError):
+                path.parent.rmdir()  # only when no other scratch worktree is left
+
+
+def _free_path(git: Git, tag: str) -> Path:
+    """An unused scratch worktree path for ``tag`` in this process."""
     root, pid = scratch_root(git.cwd), os.getpid()
     path, n = root / f"{git.cwd.name}-{tag}-{pid}", 1
     while path.exists():  # the same tag already in use in this process
         n += 1
         path = root / f"{git.cwd.name}-{tag}{n}-{pid}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        git.run("worktree", "add", "-q", "--detach", "--force", str(path), rev)
-        yield Git(path)
-    finally:
-        _remove(git, path)
-        git.run("worktree", "prune", check=False)
-        with suppress(OSError):
-            path.parent.rmdir()  # only when no other scratch worktree is left
+    return path
