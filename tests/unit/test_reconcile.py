@@ -93,6 +93,7 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
         "ours": "1/1 pass",
         "theirs": "0/1 pass, 1 fail",
         "ours+theirs": "1/1 pass",
+        "theirs+ours": "1/1 pass",
     }
     # Their test imports a function only their change adds.
     assert r["theirs: FAIL_TO_PASS"] == {
@@ -100,7 +101,21 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
         "ours": "error (import)",
         "theirs": "1/1 pass",
         "ours+theirs": "1/1 pass",
+        "theirs+ours": "1/1 pass",
     }
+    # Both orders of the stack build one tree: it runs once.
+    stacked = result.cells[("ours", "theirs+ours")]
+    assert stacked.reused == "ours@ours+theirs"
+    answers = data["answers"]
+    assert answers["stack"]["verdict"] == (
+        "yes: both orders merge 3-way cleanly, into the same tree"
+    )
+    cross = {(c["tests"], c["runtime"]): c for c in answers["cross"]}
+    assert cross[("theirs", "ours")]["fail_to_pass"] == [0, 1]
+    assert cross[("ours", "theirs")]["fail_to_pass"] == [0, 1]
+    assert cross[("ours", "ours+theirs")]["fail_to_pass"] == [1, 1]
+    assert ("ours", "theirs+ours") not in cross  # the same tree: one line
+    assert answers["resend"]["runtimes"] == []  # not asked (Options.resend)
     # test_greet cannot import on base, test_name_kept still runs beside it
     assert r["theirs: PASS_TO_PASS"]["base"] == "1/1 pass"
     text = md.read_text()
@@ -146,21 +161,28 @@ def test_conflicting_competitor_as_git_ref(
 ) -> None:
     up, cfg = project
     push_pull_request(up, 7, "1.0", RECON_CONFLICT)
-    rc = main(["--config", str(cfg.path), "reconcile", "--with", "pull/7/head"])
-    # partial: both sides' tests on ours+theirs are conflicts, not measurements
+    argv = ["--config", str(cfg.path), "reconcile", "--resend", "off"]
+    rc = main([*argv, "--with", "pull/7/head"])
+    # partial: both sides' tests on both stacks are conflicts, not measurements
     assert rc == 1
     assert last_line(capsys) == (
-        "[forkkit] reconcile: partial: 6 of 8 cell(s) measured; not measured: "
-        "ours tests on ours+theirs (conflict); theirs tests on ours+theirs (conflict)"
+        "[forkkit] reconcile: partial: 6 of 10 cell(s) measured; not measured: "
+        "ours tests on ours+theirs (conflict); ours tests on theirs+ours (conflict); "
+        "theirs tests on ours+theirs (conflict); theirs tests on theirs+ours "
+        "(conflict)"
     )
     data = json.loads((cfg.work.report_dir("reconcile") / "reconcile.json").read_text())
     assert data["measurement"]["verdict"] == "partial"
     assert data["measurement"]["not_measured"] == [
-        {"side": s, "runtime": "ours+theirs", "reason": "conflict"}
+        {"side": s, "runtime": k, "reason": "conflict"}
         for s in ("ours", "theirs")
+        for k in ("ours+theirs", "theirs+ours")
     ]
     text = (cfg.work.report_dir("reconcile") / "reconcile.md").read_text()
-    assert "**Partial**: 6 of 8 cell(s) of the behaviour matrix measured" in text
+    assert "**Partial**: 6 of 10 cell(s) of the behaviour matrix" in text
+    assert data["answers"]["stack"]["verdict"] == (
+        "no: ours+theirs conflicts, theirs+ours conflicts"
+    )
     assert data["competitor"] == {"ref": "pull/7/head", "kind": "git"}
     ov = data["overlap"]
     assert ov["kind"] == "overlapping"
@@ -236,6 +258,7 @@ def test_release_competitor(project: Project) -> None:
         "ours": "1/3 pass, 2 fail",
         "theirs": "2/3 pass, 1 fail",
         "ours+theirs": "conflict",
+        "theirs+ours": "conflict",
         "1.1": "3/3 pass",
         "1.1+ours": "conflict",
     }
@@ -271,6 +294,7 @@ def test_tests_only_competitor_reuses_identical_trees(
         "0/1 pass, 1 fail",
         "1/1 pass",
         "0/1 pass, 1 fail",
+        "1/1 pass",
         "1/1 pass",
     )
 
@@ -369,13 +393,13 @@ def test_measured_run_exits_0_and_a_failed_run_replaces_its_report(
     a run that fails leaves FAILED.txt, not the last good report."""
     _, cfg = project
     patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
-    argv = ["--config", str(cfg.path), "reconcile", "--with"]
+    argv = ["--config", str(cfg.path), "reconcile", "--resend", "off", "--with"]
     assert main([*argv, str(patch)]) == 0
     assert last_line(capsys) == (
-        "[forkkit] reconcile: measured: all 8 cell(s) of the behaviour matrix"
+        "[forkkit] reconcile: measured: all 10 cell(s) of the matrix and resend table"
     )
     folder = cfg.work.report_dir("reconcile")
-    assert "**Measured**: all 8 cell(s)" in (folder / "reconcile.md").read_text()
+    assert "**Measured**: all 10 cell(s)" in (folder / "reconcile.md").read_text()
     assert (folder / "junit" / "ours-on-base.xml").is_file()
     elsewhere = write_patch(
         {**RECON_BASE, "toy/calc.py": "def limit(n):\n    return n + 5\n"},
@@ -398,7 +422,8 @@ def test_nothing_measured_exits_1(
     _, cfg = project
     patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
     out = tmp_path / "out"
-    argv = ["--config", str(cfg.path), "reconcile", "--with", str(patch)]
+    argv = ["--config", str(cfg.path), "reconcile", "--resend", "off"]
+    argv += ["--with", str(patch)]
     rc = main([*argv, "--out", str(out), "--pytest-args", "-k", "no_such_test"])
     assert rc == 1
     line = last_line(capsys)
@@ -407,8 +432,8 @@ def test_nothing_measured_exits_1(
     data = json.loads((out / "reconcile.json").read_text())
     assert data["measurement"]["verdict"] == "nothing"
     assert data["measurement"]["measured"] == []
-    assert len(data["measurement"]["not_measured"]) == 8
-    assert "**Nothing measured**: 0 of 8" in (out / "reconcile.md").read_text()
+    assert len(data["measurement"]["not_measured"]) == 10
+    assert "**Nothing measured**: 0 of 10" in (out / "reconcile.md").read_text()
     assert not cfg.work.report_dir("reconcile").exists()
     # --out naming a file: one line, exit 2, the file untouched
     (tmp_path / "afile").write_text("mine\n")
@@ -436,12 +461,52 @@ def test_runtime_layer_that_cannot_merge_is_a_named_conflict(
     git.run("add", "-A")
     patch = tmp_path / "moved.diff"
     patch.write_text(git.run("diff", "--cached").stdout)
-    argv = ["--config", str(cfg.path), "reconcile", "--with", str(patch)]
-    assert main(argv) == 1
+    argv = ["--config", str(cfg.path), "reconcile", "--resend", "off"]
+    assert main([*argv, "--with", str(patch)]) == 1
     assert last_line(capsys) == (
-        "[forkkit] reconcile: partial: 3 of 4 cell(s) measured; not measured: "
-        "ours tests on ours+theirs (conflict)"
+        "[forkkit] reconcile: partial: 3 of 5 cell(s) measured; not measured: "
+        "ours tests on ours+theirs (conflict); ours tests on theirs+ours (conflict)"
     )
     data = json.loads((cfg.work.report_dir("reconcile") / "reconcile.json").read_text())
     cell = next(c for c in data["cells"] if c["runtime"] == "ours+theirs")
     assert cell["conflict"] == ["our runtime: toy/calc.py does not exist"]
+
+
+@pytest.mark.e2e
+def test_resend_that_cannot_run_is_unmeasured_and_exits_1(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The resend table is part of what reconcile measures (on by default):
+    a toy tree has no vLLM, so the real script fails on every column; each
+    failure is a named gap, and the answers still lead the report."""
+    _, cfg = project
+    patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
+    argv = ["--config", str(cfg.path), "reconcile", "--with", str(patch)]
+    assert main(argv) == 1
+    line = last_line(capsys)
+    assert line.startswith("[forkkit] reconcile: partial: 10 of 15 cell(s) measured")
+    for key in ("base", "ours", "theirs", "ours+theirs"):
+        assert f"resend reproduction on {key} (" in line
+    # both stacks built one tree: its failure is reused, not rerun
+    assert "resend reproduction on theirs+ours (" in line
+    folder = cfg.work.report_dir("reconcile")
+    data = json.loads((folder / "reconcile.json").read_text())
+    cells = {c["runtime"]: c for c in data["answers"]["resend"]["cells"]}
+    assert cells["theirs+ours"]["reused"] == "ours+theirs"
+    assert all(c["rows"] == [] and c["error"] for c in cells.values())
+    assert (
+        "preset `qwen3.5-0.8b`: a 16,000-token prompt"
+        in (data["answers"]["resend"]["setup"])
+    )
+    md = (folder / "reconcile.md").read_text().splitlines()
+    assert md[2] == "### Answers"
+    assert md[4].startswith("- **Our approach** passes their tests: 1/2 pass (FAIL")
+    assert md[5].startswith("- **Their approach** passes our tests: 0/1 pass")
+    assert "- base: resend/repro-base.log: the base reproduction failed" in (
+        "\n".join(md)
+    )
+    assert md[0] == "## Reconcile: our fix vs greet.patch"  # no local path
+    assert main([*argv, "--resend", "no-such"]) == 2
+    assert last_line(capsys) == (
+        "forkkit: error: --resend 'no-such': unknown preset; use one of: qwen3.5-0.8b"
+    )

@@ -145,7 +145,7 @@ class Bench:
         return [COLLECT_ALL, *self.pytest_args]
 
 
-def _assemble(
+def assemble(
     bench: Bench, plan: Plan
 ) -> tuple[tuple[str, ...], tuple[str, ...]] | Cell:
     """Apply a plan's layers; (conflict lines, skipped test files) or a
@@ -180,7 +180,7 @@ def run_cell(bench: Bench, plan: Plan) -> Cell:
     A runtime layer that does not apply makes the cell a conflict; a test file
     that does not apply is skipped and its tests count as conflicts.
     """
-    assembled = _assemble(bench, plan)
+    assembled = assemble(bench, plan)
     if isinstance(assembled, Cell):
         return assembled
     conflicts, skipped = assembled

@@ -9,9 +9,12 @@ from pathlib import Path
 from forkkit.cliopts import add_pytest_args_option
 from forkkit.commands.reconcile.model import THEIR_TESTS, Options
 from forkkit.commands.reconcile.run import reconcile
+from forkkit.commands.repro.model import PRESETS
 from forkkit.config import ForkConfig
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary
+
+DEFAULT_RESEND = "qwen3.5-0.8b"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +44,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="release: skip the columns run in the release's full tree",
     )
     parser.add_argument(
-        "--timeout", type=float, default=1800.0, help="seconds per pytest run"
+        "--resend",
+        default=DEFAULT_RESEND,
+        metavar="PRESET",
+        help="the CPU resend reproduction on base, ours, theirs and the stacks, "
+        f"as 'forkkit repro --preset PRESET' sets it up ({', '.join(PRESETS)}; "
+        f"default {DEFAULT_RESEND}), or 'off'",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        help="seconds per pytest run (and per resend reproduction)",
     )
     parser.add_argument(
         "--out",
@@ -72,6 +86,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         timeout=args.timeout,
         out_dir=args.out,
         fresh=args.fresh,
+        resend="" if args.resend == "off" else args.resend,
     )
     result, md, js = reconcile(cfg, args.with_ref, opts)
     markdown = md.read_text()

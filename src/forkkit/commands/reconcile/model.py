@@ -22,6 +22,7 @@ from forkkit.testing.classify import Classification, classify
 from forkkit.testing.junit import JunitReport, TestOutcome
 
 if TYPE_CHECKING:
+    from forkkit.commands.reconcile.answers import Trees
     from forkkit.commands.reconcile.matrix import Matrix
 
 Side = Literal["ours", "theirs"]
@@ -34,6 +35,7 @@ THEIR_TESTS = {
     "shared": "only those, in test files our patches touch too",
 }
 LOAD_KINDS = ("import", "collection", "conflict")  # a test that could not load
+RESEND = "resend"  # the resend table's row of gaps in a Measurement
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class Options:
     timeout: float | None = None
     out_dir: Path | None = None  # the report folder (default: reports/reconcile)
     fresh: bool = False  # ignore pytest runs cached by earlier reconciles
+    resend: str = ""  # the repro preset of the resend table ("": no table)
 
 
 # --------------------------------------------------------------------------
@@ -222,13 +225,16 @@ Verdict = Literal["measured", "partial", "nothing"]
 
 @dataclass(frozen=True)
 class Gap:
-    """A cell of the behaviour matrix that holds no measurement, and why."""
+    """A cell of the behaviour matrix (or of the resend table: side
+    ``resend``) that holds no measurement, and why."""
 
-    side: Side
+    side: str
     runtime: str
     reason: str
 
     def describe(self) -> str:
+        if self.side == RESEND:
+            return f"resend reproduction on {self.runtime} ({self.reason})"
         return f"{self.side} tests on {self.runtime} ({self.reason})"
 
 
@@ -271,7 +277,7 @@ class Measurement:
         total = len(self.cells) + len(self.gaps)
         gaps = "; ".join(g.describe() for g in self.gaps)
         if self.verdict == "measured":
-            return f"measured: all {total} cell(s) of the behaviour matrix"
+            return f"measured: all {total} cell(s) of the matrix and resend table"
         if not total:
             return "nothing measured: neither side brings a test to run"
         if self.verdict == "nothing":
@@ -353,8 +359,15 @@ class ReconcileResult:
     cells: dict[tuple[str, str], Cell]
     matrix: Matrix
     notes: tuple[str, ...] = ()
+    trees: Trees | None = None  # stacks as built; the resend table
 
     @property
     def measurement(self) -> Measurement:
-        """Which cells of the matrix hold a measurement (the exit code)."""
-        return measure(self.sides, self.runtimes, self.cells)
+        """Which cells of the matrix and of the resend table hold a
+        measurement (the exit code)."""
+        m = measure(self.sides, self.runtimes, self.cells)
+        asked = self.trees.runtimes if self.trees else ()
+        gaps = dict(self.trees.gaps()) if self.trees else {}
+        done = tuple((RESEND, k) for k in asked if k not in gaps)
+        extra = tuple(Gap(RESEND, k, why) for k, why in gaps.items())
+        return Measurement(cells=m.cells + done, gaps=m.gaps + extra)

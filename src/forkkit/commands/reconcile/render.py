@@ -14,6 +14,7 @@ from forkkit.commands.reconcile.model import (
     failure_kinds,
 )
 from forkkit.commands.reconcile.overlap import Overlap
+from forkkit.commands.reconcile.render_answers import answers_json, answers_md
 from forkkit.output.report import md_table
 from forkkit.patches.diff import Diff
 
@@ -40,6 +41,7 @@ def _short(test_id: str) -> str:
 def render_markdown(res: ReconcileResult) -> str:
     """The PR-thread report."""
     out = [f"## Reconcile: {res.title or 'our fix'} vs {res.competitor}\n"]
+    out += answers_md(res)
     o, t = res.ours.stats(), res.theirs.stats()
     out.append(
         f"Base: **{res.base_label}**. Competitor ({res.competitor_kind}): "
@@ -71,13 +73,16 @@ def _measurement_md(m: Measurement) -> list[str]:
     """What the matrix measured: the first thing a reader (and CI) must know."""
     total = len(m.cells) + len(m.gaps)
     if m.verdict == "measured":
-        return [f"**Measured**: all {total} cell(s) of the behaviour matrix.\n"]
+        return [
+            f"**Measured**: all {total} cell(s) of the behaviour matrix and the "
+            "resend table.\n"
+        ]
     if not total:
         return ["**Nothing measured**: neither side brings a test to run.\n"]
     head = "Nothing measured" if m.verdict == "nothing" else "Partial"
     return [
         f"**{head}**: {len(m.cells)} of {total} cell(s) of the behaviour matrix "
-        "measured (exit status 1). Not measured:\n",
+        "and the resend table measured (exit status 1). Not measured:\n",
         *[f"- {g.describe()}" for g in m.gaps],
         "",
     ]
@@ -259,6 +264,7 @@ def to_json(res: ReconcileResult) -> dict[str, Any]:
         "cells": [_cell_json(c) for c in res.cells.values()],
         "notes": list(res.notes),
         "measurement": _measurement_json(res.measurement),
+        "answers": answers_json(res),
     }
 
 

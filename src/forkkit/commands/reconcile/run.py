@@ -15,6 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from forkkit.commands.reconcile.answers import (
+    OURS_ON_THEIRS,
+    RESEND_RUNTIMES,
+    THEIRS_ON_OURS,
+    Trees,
+)
 from forkkit.commands.reconcile.cells import Bench, Workspace, run_cell
 from forkkit.commands.reconcile.competitor import (
     commit_theirs,
@@ -46,6 +52,12 @@ from forkkit.commands.reconcile.overlap import (
     touched_tests,
 )
 from forkkit.commands.reconcile.render import render_markdown, to_json
+from forkkit.commands.reconcile.resend import (
+    build_and_resend,
+    describe_setup,
+    preset_options,
+    script_runner,
+)
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import write_reports
@@ -171,9 +183,15 @@ def _columns(
             on_base,
         ),
         Column(
-            Runtime("ours+theirs", "base + their runtime + ours on top", tree),
+            Runtime(OURS_ON_THEIRS, "base + their runtime + ours on top", tree),
             s.base,
             (t_rt, o_rt),
+            on_base,
+        ),
+        Column(
+            Runtime(THEIRS_ON_OURS, "base + our runtime + theirs on top", tree),
+            s.base,
+            (o_rt, t_rt),
             on_base,
         ),
     ]
@@ -216,6 +234,8 @@ def reconcile(
     """
     opts = opts or Options()
     comp = parse_competitor(ref, cfg.upstream.name)
+    if opts.resend:
+        preset_options(opts.resend)  # an unknown preset fails before any work
     with report_folder(cfg, STEM, opts.out_dir) as folder:
         result = _published(_compare(cfg, comp, opts=opts, out=folder.path), folder)
         write_reports(
@@ -264,11 +284,12 @@ def _compare(
             timeout=opts.timeout,
         )
         cells = _fill_cells(bench, tests, columns)
+        trees = _resend(bench, columns, opts=opts)
     classified = tuple(classify_side(s, cells) for s in tests)
     runtimes = tuple(col.runtime for col in columns)
     return ReconcileResult(
         title=cfg.fix.title,
-        competitor=comp.ref,
+        competitor=_shown_ref(comp, cfg.root),
         competitor_kind=comp.kind,
         base_label=fork.upstream_label,
         ours=sides.ours,
@@ -279,7 +300,36 @@ def _compare(
         cells=cells,
         matrix=build_matrix(runtimes, classified, cells),
         notes=(*sides.notes, *notes, *_cell_notes(cells, sides.release)),
+        trees=trees,
     )
+
+
+def _resend(bench: Bench, columns: list[Column], *, opts: Options) -> Trees:
+    """Build base, ours, theirs and both stacks, and (``opts.resend``) run the
+    resend reproduction in each: the result's fields that say so."""
+    plans = [
+        Plan("ours", col.runtime, col.root, col.layers, ())
+        for col in columns
+        if col.runtime.key in RESEND_RUNTIMES
+    ]
+    repro = preset_options(opts.resend) if opts.resend else None
+    runner = script_runner(bench, repro) if repro else None
+    builds, cells = build_and_resend(bench, plans, runner=runner, timeout=opts.timeout)
+    return Trees(
+        builds=builds,
+        resend=cells,
+        runtimes=tuple(p.runtime.key for p in plans) if repro else (),
+        setup=describe_setup(opts.resend, repro) if repro else "",
+    )
+
+
+def _shown_ref(comp: Competitor, root: Path) -> str:
+    """``--with`` as a report shows it: a patch file relative to the project
+    (or by name), never a local absolute path."""
+    if comp.kind != "patch":
+        return comp.ref
+    path = Path(comp.ref).resolve()
+    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
 
 
 def _fill_cells(
