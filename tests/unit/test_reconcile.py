@@ -116,6 +116,12 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     assert cross[("ours", "ours+theirs")]["fail_to_pass"] == [1, 1]
     assert ("ours", "theirs+ours") not in cross  # the same tree: one line
     assert answers["resend"]["runtimes"] == []  # not asked (Options.resend)
+    # Their runtime file is not ours (nor in fork.toml): base restores the union.
+    assert answers["runtime_files"] == {
+        "ours": ["toy/calc.py"],
+        "theirs": ["toy/other.py"],
+        "union": ["toy/calc.py", "toy/other.py"],
+    }
     # test_greet cannot import on base, test_name_kept still runs beside it
     assert r["theirs: PASS_TO_PASS"]["base"] == "1/1 pass"
     text = md.read_text()

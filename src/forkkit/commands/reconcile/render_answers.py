@@ -76,6 +76,12 @@ def answers_md(res: ReconcileResult) -> list[str]:
         )
     trees = res.trees or Trees()
     out.append(f"- **Do they stack?** {stacks_cleanly(trees.builds)}.")
+    ours, theirs = set(res.ours.runtime_paths), set(res.theirs.runtime_paths)
+    out.append(
+        f"- **Runtime files**: ours {len(ours)}, theirs {len(theirs)}, "
+        f"{len(ours & theirs)} shared; every column starts from pristine "
+        f"{res.base_label}, so base has all {len(ours | theirs)} as released."
+    )
     for c in (x for x in found if x.runtime in STACKS):
         out.append(
             f"  - the stack `{c.runtime}` passes {_WHO[c.side]} tests: "
@@ -138,6 +144,13 @@ def answers_json(res: ReconcileResult) -> dict[str, Any]:
             }
             for c in crosses(res)
         ],
+        "runtime_files": {
+            "ours": list(res.ours.runtime_paths),
+            "theirs": list(res.theirs.runtime_paths),
+            "union": sorted(
+                set(res.ours.runtime_paths) | set(res.theirs.runtime_paths)
+            ),
+        },
         "stack": {
             "verdict": stacks_cleanly(trees.builds),
             "builds": [
