@@ -87,11 +87,6 @@ class Workdir:
         return self.root / "reconcile" / "repo"
 
     @property
-    def reconcile_cache(self) -> Path:
-        """Finished pytest runs reconcile reuses (by tree and command)."""
-        return self.root / "reconcile" / "runs"
-
-    @property
     def results(self) -> Path:
         """The test-result cache."""
         return self.root / "results"
