@@ -113,6 +113,46 @@ RECONCILE = {
         {"side": "ours", "label": "ours", "classification": {"FAIL_TO_PASS": ["a"]}},
         {"side": "theirs", "label": "theirs", "classification": None},
     ],
+    "answers": {
+        "cross": [
+            {
+                "tests": "theirs",
+                "runtime": "ours",
+                "passed": 5,
+                "total": 7,
+                "fail_to_pass": [1, 3],
+                "not_measured": "",
+            },
+            {
+                "tests": "ours",
+                "runtime": "theirs",
+                "passed": 0,
+                "total": 0,
+                "fail_to_pass": [0, 0],
+                "not_measured": "conflict",
+            },
+        ],
+        "stack": {
+            "verdict": "yes: both orders merge 3-way cleanly, into the same tree"
+        },
+        "resend": {
+            "setup": "preset `p`",
+            "runtimes": ["base", "ours"],
+            "cells": [
+                {
+                    "runtime": "base",
+                    "rows": [
+                        {
+                            "kind": "identical",
+                            "cached_tokens": 15120,
+                            "recomputed_prompt_tokens": 880,
+                        }
+                    ],
+                },
+                {"runtime": "ours", "rows": [], "error": "boom"},
+            ],
+        },
+    },
 }
 
 
@@ -145,8 +185,12 @@ def test_pr_body_on_the_toy_fork(
     out = tmp_path / "body.md"
     assert _pr_body(toy_project, "--output", str(out)) == 0
     body = out.read_text()
-    assert check_markdown(body) == 4
+    assert check_markdown(body) == 5
     check_portable(body, toy_project.work.root, tmp_path)
+    assert "- their tests on `ours`: 5/7 pass (FAIL_TO_PASS 1/3)\n" in body
+    assert "- our tests on `theirs`: not measured (conflict)\n" in body
+    assert "Do they stack (3-way, both orders)? yes: both orders" in body
+    assert "| identical | 15,120 (880) | not measured |" in body
     assert "| 4,096 | last token changed | 4,096 | 3,072 | 4,080 | +1,008 |" in body
     assert "`…/their.patch`" in body and "forkkit repro\n" in body
 

@@ -24,6 +24,7 @@ from forkkit.commands.prbody.model import (
     upstream_rev,
     zero_or,
 )
+from forkkit.commands.prbody.render_reconcile import reconcile_md
 from forkkit.docpath import get
 from forkkit.output.report import md_table
 from forkkit.testing.classify import CATEGORIES
@@ -47,7 +48,7 @@ def render_markdown(inp: PrInputs) -> str:
         *_fail_to_pass(rg),
         *_hunks(rg),
         *(_repro(inp.repro) if inp.repro else []),
-        *(_reconcile(inp.reconcile) if inp.reconcile else []),
+        *(reconcile_md(inp.reconcile) if inp.reconcile else []),
         *_provenance(rg),
         AI_DISCLOSURE,
     ]
@@ -302,31 +303,6 @@ def _repro(doc: Mapping[str, Any]) -> list[str]:
         f"`{doc.get('base_tree') or '?'}`.{complete}",
         "",
     ]
-
-
-def _reconcile(doc: Mapping[str, Any]) -> list[str]:
-    """The comparison with a competing change."""
-    out = [
-        "### Competing change",
-        "",
-        f"Compared with {get(doc, 'competitor.kind') or 'change'} "
-        f"`{get(doc, 'competitor.ref')}` on {doc.get('base', '?')}: overlap "
-        f"{get(doc, 'overlap.kind') or '?'}; "
-        f"{get(doc, 'measurement.summary') or 'nothing measured'}.",
-        "",
-    ]
-    rows = []
-    for side in doc.get("sides") or []:
-        by_cat = side.get("classification") if isinstance(side, Mapping) else None
-        if isinstance(by_cat, Mapping):
-            rows.append([side.get("label") or side.get("side"), *_cat_counts(by_cat)])
-    if rows:
-        out += [md_table(["Side", *CATEGORIES], rows)]
-    return out
-
-
-def _cat_counts(by_cat: Mapping[str, Any]) -> list[int]:
-    return [len(strings(by_cat.get(c))) for c in CATEGORIES]
 
 
 def _blob(value: Any) -> str:

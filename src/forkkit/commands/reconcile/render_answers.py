@@ -95,7 +95,7 @@ def _cell(c: ResendCell | None, kind: str) -> str:
     row = c.row(kind) if c else None
     if row is None:
         return "not measured"
-    return f"{row.cached_tokens:,} / {row.recomputed_prompt_tokens:,}"
+    return f"{row.cached_tokens:,} ({row.recomputed_prompt_tokens:,})"
 
 
 def _resend_md(trees: Trees) -> list[str]:
@@ -106,8 +106,8 @@ def _resend_md(trees: Trees) -> list[str]:
     first = next((c.run for c in trees.resend if c.run), None)
     kinds = [r.kind for r in first.rows] if first else []
     out = [
-        "- **Resend reproduction** (CPU; cached / recomputed prompt tokens of "
-        f"the resend; {trees.setup}):\n",
+        "- **Resend reproduction** on CPU: cached prompt tokens of the resend "
+        f"(recomputed); {trees.setup}.\n",
     ]
     rows = []
     for kind in kinds or ["(none)"]:
