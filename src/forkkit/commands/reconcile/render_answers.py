@@ -76,17 +76,17 @@ def answers_md(res: ReconcileResult) -> list[str]:
         )
     trees = res.trees or Trees()
     out.append(f"- **Do they stack?** {stacks_cleanly(trees.builds)}.")
+    for c in (x for x in found if x.runtime in STACKS):
+        out.append(
+            f"  - the stack `{c.runtime}` passes {_WHO[c.side]} tests: "
+            f"{c.describe()}{_failing(c)}"
+        )
     ours, theirs = set(res.ours.runtime_paths), set(res.theirs.runtime_paths)
     out.append(
         f"- **Runtime files**: ours {len(ours)}, theirs {len(theirs)}, "
         f"{len(ours & theirs)} shared; every column starts from pristine "
         f"{res.base_label}, so base has all {len(ours | theirs)} as released."
     )
-    for c in (x for x in found if x.runtime in STACKS):
-        out.append(
-            f"  - the stack `{c.runtime}` passes {_WHO[c.side]} tests: "
-            f"{c.describe()}{_failing(c)}"
-        )
     out += _resend_md(trees)
     return [*out, ""]
 
