@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Reconcile the real fork with our model of #53802 (competitors/), on the
+pinned vLLM: both test sets on base, ours, theirs and both stacks, and the
+CPU resend reproduction in each tree.
+
+Subset mode, to fit CI: our 248-case resume grid is left out with ``-k``
+(the full run is ``./dev -s reconcile -- --with competitors/pr53802-model.patch``);
+their side runs only the tests their change adds or changes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkkit.commands.reconcile.answers import OURS_ON_THEIRS, RESEND_RUNTIMES
+from forkkit.commands.reconcile.model import Options
+from forkkit.commands.reconcile.run import reconcile
+from forkkit.config import load_config
+from forkkit.fork.seriesfiles import load_series
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "competitors" / "pr53802-model.patch"
+pytestmark = pytest.mark.integration
+
+
+def test_reconcile_with_the_53802_model(tmp_path: Path) -> None:
+    cfg = load_config(ROOT / "fork.toml")
+    if not load_series(cfg.series_file, cfg.patches_dir).patches:
+        pytest.skip(f"{cfg.series_file} is empty: nothing to reconcile yet")
+    opts = Options(
+        their_tests="changed",
+        pytest_args=("-k", "not resume_grid"),
+        timeout=900,
+        out_dir=tmp_path,
+        resend="qwen3.5-0.8b",
+    )
+    result, md, js = reconcile(cfg, str(MODEL), opts)
+    # Their runtime files are not all ours: scheduler.py is theirs alone.
+    theirs = set(result.theirs.runtime_paths)
+    assert "vllm/v1/core/sched/scheduler.py" in theirs
+    assert not theirs <= set(cfg.fix.runtime_files)
+    assert [rt.key for rt in result.runtimes] == list(RESEND_RUNTIMES)
+    # Every cell of the matrix and of the resend table was measured.
+    assert result.measurement.verdict == "measured", result.measurement.summary()
+    rows = {(r.side, r.category): r for r in result.matrix.rows}
+    f2p = rows[("ours", "FAIL_TO_PASS")]
+    keys = [rt.key for rt in result.runtimes]
+    n = len(f2p.tests)
+    assert n > 0 and f2p.cells[keys.index("ours")] == f"{n}/{n} pass"
+    assert rows[("theirs", "FAIL_TO_PASS")].tests  # their tests fail on base
+    # The resend table: base misses the checkpoint, ours hits it (15,984
+    # of 16,000 on an identical resend, as forkkit repro measures).
+    trees = result.trees
+    assert trees is not None
+    by = {c.runtime: c for c in trees.resend}
+    assert set(by) == set(RESEND_RUNTIMES)
+    base, ours = by["base"].row("identical"), by["ours"].row("identical")
+    assert base is not None and ours is not None
+    assert (base.resend_tokens, ours.cached_tokens) == (16000, 15984)
+    assert base.cached_tokens < ours.cached_tokens
+    assert by[OURS_ON_THEIRS].row("identical") is not None
+    text = md.read_text()
+    assert text.splitlines()[2] == "### Answers"
+    assert "competitors/pr53802-model.patch" in text.splitlines()[0]
+    data = json.loads(js.read_text())
+    assert data["answers"]["resend"]["runtimes"] == list(RESEND_RUNTIMES)
