@@ -516,3 +516,18 @@ def test_resend_that_cannot_run_is_unmeasured_and_exits_1(
     assert last_line(capsys) == (
         "forkkit: error: --resend 'no-such': unknown preset; use one of: qwen3.5-0.8b"
     )
+
+
+def test_patch_given_by_a_relative_path(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--with competitors/x.patch`` from the project folder: git applies it
+    in a scratch worktree, so the path must not stay relative to the cwd."""
+    _, cfg = project
+    folder = tmp_path / "competitors"
+    folder.mkdir()
+    write_patch(RECON_BASE, RECON_DISJOINT, folder / "greet.patch")
+    monkeypatch.chdir(tmp_path)
+    result, md, _ = reconcile(cfg, "competitors/greet.patch")
+    assert result.theirs.runtime_paths == ("toy/other.py",)
+    assert md.read_text().startswith("## Reconcile: our fix vs greet.patch\n")

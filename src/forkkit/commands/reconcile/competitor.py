@@ -204,7 +204,7 @@ def commit_theirs(
     release: Release | None = None
     notes: tuple[str, ...] = ()
     if comp.kind == "patch":
-        patch = Path(comp.ref)
+        patch = Path(comp.ref).resolve()  # git applies it in another folder
         msg = f"Competitor {patch.name}"
         label = fork.upstream_label
         head = apply_competitor(ws, patch, base=base, base_label=label, message=msg)
