@@ -44,7 +44,15 @@ def test_reconcile_with_vllm_0_32_0(tmp_path: Path) -> None:
     assert set(cfg.fix.runtime_files) <= {f.path for f in result.overlap.files}
     assert result.overlap.kind != "disjoint"
     keys = [rt.key for rt in result.runtimes]
-    assert keys == ["base", "ours", "theirs", "ours+theirs", "0.32.0", "0.32.0+ours"]
+    assert keys == [
+        "base",
+        "ours",
+        "theirs",
+        "ours+theirs",
+        "theirs+ours",
+        "0.32.0",
+        "0.32.0+ours",
+    ]
     # Our red/green holds inside the matrix: F2P fails on base, passes on ours.
     rows = {(r.side, r.category): r for r in result.matrix.rows}
     f2p = rows[("ours", "FAIL_TO_PASS")]
