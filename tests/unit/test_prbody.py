@@ -89,6 +89,7 @@ HUNKS = [
 ]
 REPRO = {
     "mode": "cpu",
+    "rerun": ["--preset", "qwen3.5-0.8b"],
     "upstream": "toy 1.0",
     "complete": True,
     "fix_tree": "a" * 40,
@@ -192,7 +193,8 @@ def test_pr_body_on_the_toy_fork(
     assert "Do they stack (3-way, both orders)? yes: both orders" in body
     assert "| identical | 15,120 (880) | not measured |" in body
     assert "| 4,096 | last token changed | 4,096 | 3,072 | 4,080 | +1,008 |" in body
-    assert "`…/their.patch`" in body and "forkkit repro\n" in body
+    assert "`…/their.patch`" in body
+    assert "forkkit repro --preset qwen3.5-0.8b\n" in body
 
 
 def test_pr_body_renders_the_hunk_matrix_guards_and_folds(

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import textwrap
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from forkkit import cli
 from forkkit.commands.repro import cli as repro_cli
 from forkkit.commands.repro import run as repro
 from forkkit.commands.repro.model import (
+    PRESETS,
     Comparison,
     ReproOptions,
     ReproResult,
@@ -138,11 +139,16 @@ def test_parse_rejects_bad_output(text: str, needle: str) -> None:
 # ------------------------------------------------------------- table / json
 
 
-def _result(base: ScriptRun | None, fix: ScriptRun, gpu: bool = False) -> ReproResult:
+def _result(
+    base: ScriptRun | None,
+    fix: ScriptRun,
+    gpu: bool = False,
+    options: ReproOptions | None = None,
+) -> ReproResult:
     return ReproResult(
         title="t",
         upstream="vllm 0.30.0",
-        options=ReproOptions(),
+        options=options or ReproOptions(),
         fix=fix,
         base=base,
         fix_commit="f" * 40,
@@ -199,6 +205,38 @@ def test_markdown_gpu_columns_flag_a_mismatch() -> None:
         "| 16,000 | identical | 16,000 | 15,968 | 15,984 | 32 | 16 | +16 "
         "| **NO** | yes |" in md
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "gpu", "shown"),
+    [
+        (ReproOptions(), False, "`./dev -s repro` (or `forkkit repro`)"),
+        (
+            PRESETS["qwen3.5-0.8b"],
+            False,
+            "`./dev -s repro -- --preset qwen3.5-0.8b` "
+            "(or `forkkit repro --preset qwen3.5-0.8b`)",
+        ),
+        (
+            replace(ReproOptions(), prompt_lens=(4096,), accept=1),
+            False,
+            "`forkkit repro --prompt-lens 4096 --accept 1`",
+        ),
+        (
+            PRESETS["qwen3.5-0.8b"],
+            True,
+            "`forkkit repro --gpu --preset qwen3.5-0.8b`",
+        ),
+    ],
+)
+def test_markdown_names_the_flags_that_reproduce_it(
+    options: ReproOptions, gpu: bool, shown: str
+) -> None:
+    """The report says how to rerun exactly this setup: a preset it equals,
+    else the flags that differ from the defaults."""
+    fix = parse_script_output(_doc(_row(16000, "identical", 15984)))
+    md = render_markdown(_result(None, fix, gpu=gpu, options=options))
+    assert shown in md
 
 
 def test_markdown_without_base_says_why() -> None:

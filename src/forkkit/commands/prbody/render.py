@@ -126,9 +126,9 @@ def _test_plan(inp: PrInputs) -> list[str]:
         "forkkit verify .forkkit/reports/red_green/red_green.json",
     ]
     if inp.repro:
-        tools.append(
-            "forkkit repro" + (" --gpu" if inp.repro.get("mode") == "gpu" else "")
-        )
+        gpu = " --gpu" if inp.repro.get("mode") == "gpu" else ""
+        flags = shlex.join(strings(inp.repro.get("rerun")))
+        tools.append(f"forkkit repro{gpu} {flags}".rstrip())
     if inp.reconcile:
         tools.append(f"forkkit reconcile --with {get(inp.reconcile, 'competitor.ref')}")
     return [

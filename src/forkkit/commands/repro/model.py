@@ -114,6 +114,21 @@ def preset_options(name: str | None, given: dict[str, Any]) -> ReproOptions:
     return replace(start, **chosen).validate()
 
 
+def rerun_args(opts: ReproOptions, *, gpu: bool) -> list[str]:
+    """The fewest ``forkkit repro`` flags that set ``opts`` again: the preset
+    it equals, else each option that differs from the defaults."""
+    for name, preset in PRESETS.items():
+        if preset == opts:
+            return ["--preset", name]
+    default = ReproOptions()
+    names = tuple(
+        n
+        for n in (GPU_FLAGS if gpu else CPU_FLAGS)
+        if getattr(opts, n) != getattr(default, n)
+    )
+    return opts._flags(names)
+
+
 # The options each script takes, in the order they are passed.
 CPU_FLAGS = (
     "block_size",
@@ -317,6 +332,7 @@ class ReproResult:
             "upstream": self.upstream,
             "mode": "gpu" if self.gpu else "cpu",
             "options": asdict(self.options),
+            "rerun": rerun_args(self.options, gpu=self.gpu),
             "fix_commit": self.fix_commit,
             "base_commit": self.base_commit,
             "fix_tree": self.fix_tree,

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from forkkit.commands.repro.model import Comparison, ReproResult
+import shlex
+
+from forkkit.commands.repro.model import Comparison, ReproResult, rerun_args
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
 
@@ -43,16 +45,32 @@ def render_markdown(r: ReproResult) -> str:
             "Base was not run: the fix's runtime files equal base's "
             "(empty patch series?).\n"
         )
-    rerun = "`./dev -s repro_gpu` (or `forkkit repro --gpu`)."
+    rerun = _rerun(r)
     lines += [
         f"Fix: `{r.fix_commit[:12]}`; base runtime "
         f"(`{', '.join(r.runtime_files)}` at `{BASE_TAG}` "
         f"`{r.base_commit[:12]}`).",
         "",
-        "Reproduce: " + (rerun if r.gpu else "`./dev -s repro` (or `forkkit repro`)."),
+        f"Reproduce: {rerun}.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _rerun(r: ReproResult) -> str:
+    """The command that measures this setup again (``./dev`` and plain)."""
+    flags = shlex.join(rerun_args(r.options, gpu=r.gpu))
+    session, plain = (
+        ("repro_gpu", "forkkit repro --gpu")
+        if r.gpu
+        else (
+            "repro",
+            "forkkit repro",
+        )
+    )
+    if not flags:
+        return f"`./dev -s {session}` (or `{plain}`)"
+    return f"`./dev -s {session} -- {flags}` (or `{plain} {flags}`)"
 
 
 def _setup(r: ReproResult) -> tuple[str, str]:
