@@ -402,7 +402,7 @@ def test_measured_run_exits_0_and_a_failed_run_replaces_its_report(
     argv = ["--config", str(cfg.path), "reconcile", "--resend", "off", "--with"]
     assert main([*argv, str(patch)]) == 0
     assert last_line(capsys) == (
-        "[forkkit] reconcile: measured: all 10 cell(s) of the matrix and resend table"
+        "[forkkit] reconcile: measured: all 10 cell(s) of the behaviour matrix"
     )
     folder = cfg.work.report_dir("reconcile")
     assert "**Measured**: all 10 cell(s)" in (folder / "reconcile.md").read_text()
@@ -531,3 +531,11 @@ def test_patch_given_by_a_relative_path(
     result, md, _ = reconcile(cfg, "competitors/greet.patch")
     assert result.theirs.runtime_paths == ("toy/other.py",)
     assert md.read_text().startswith("## Reconcile: our fix vs greet.patch\n")
+    # inside the project: shown relative to it, however it was given
+    inside = cfg.root / "competitors" / "greet.patch"
+    inside.parent.mkdir()
+    inside.write_bytes((folder / "greet.patch").read_bytes())
+    _, md, _ = reconcile(cfg, str(inside))
+    head = "## Reconcile: our fix vs competitors/greet.patch\n"
+    assert md.read_text().startswith(head)
+    assert str(tmp_path) not in md.read_text().split("### Behaviour matrix")[0]

@@ -31,13 +31,14 @@ def prune_stale(git: Git) -> list[Path]:
     """Remove scratch worktrees left behind by a killed forkkit (dead pid)."""
     removed: list[Path] = []
     root = scratch_root(git.cwd)
-    if root.is_dir():
-        for wt in sorted(root.glob(f"{git.cwd.name}-*-*")):
-            pid = wt.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and not pid_alive(int(pid)):
-                _remove(git, wt)
-                removed.append(wt)
-    git.run("worktree", "prune", check=False)
+    with _ADMIN:
+        if root.is_dir():
+            for wt in sorted(root.glob(f"{git.cwd.name}-*-*")):
+                pid = wt.name.rsplit("-", 1)[-1]
+                if pid.isdigit() and not pid_alive(int(pid)):
+                    _remove(git, wt)
+                    removed.append(wt)
+        git.run("worktree", "prune", check=False)
     return removed
 
 

@@ -49,9 +49,28 @@ def _cross(c: Mapping[str, Any]) -> str:
     where = f"{who} tests on `{c.get('runtime')}`"
     if c.get("not_measured"):
         return f"{where}: not measured ({c.get('not_measured')})"
-    f2p = c.get("fail_to_pass")
-    f2p_text = f" (FAIL_TO_PASS {f2p[0]}/{f2p[1]})" if isinstance(f2p, list) else ""
-    return f"{where}: {c.get('passed')}/{c.get('total')} pass{f2p_text}"
+    f2p = _ints(c.get("fail_to_pass"))
+    f2p_text = f" (FAIL_TO_PASS {f2p[0]}/{f2p[1]})" if len(f2p) == 2 and f2p[1] else ""
+    return f"{where}: {_num(c.get('passed'))}/{_num(c.get('total'))} pass{f2p_text}"
+
+
+def _ints(value: Any) -> list[int]:
+    """A JSON list of integers (nothing for anything else)."""
+    if isinstance(value, list) and all(isinstance(v, int) for v in value):
+        return list(value)
+    return []
+
+
+def _num(value: Any) -> str:
+    """An integer as ``1,234``; anything else as ``?``."""
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    return f"{value:,}" if ok else "?"
+
+
+def _rows(cell: Any) -> list[Mapping[str, Any]]:
+    """A resend cell's rows that are objects."""
+    rows = cell.get("rows") if isinstance(cell, Mapping) else None
+    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
 
 
 def _answers(doc: Mapping[str, Any]) -> list[str]:
@@ -75,7 +94,7 @@ def _resend(doc: Mapping[str, Any]) -> list[str]:
     by = {str(c.get("runtime")): c for c in cells}
     kinds: list[str] = []
     for c in cells:
-        kinds += [str(r.get("kind")) for r in c.get("rows") or [] if r.get("kind")]
+        kinds += [str(r.get("kind")) for r in _rows(c) if r.get("kind")]
     rows = []
     for kind in dict.fromkeys(kinds):
         rows.append(
@@ -91,8 +110,8 @@ def _resend(doc: Mapping[str, Any]) -> list[str]:
 
 
 def _cell(cell: Mapping[str, Any] | None, kind: str) -> str:
-    rows = [r for r in (cell or {}).get("rows") or [] if r.get("kind") == kind]
+    rows = [r for r in _rows(cell) if r.get("kind") == kind]
     if not rows:
         return "not measured"
     r = rows[0]
-    return f"{r.get('cached_tokens', 0):,} ({r.get('recomputed_prompt_tokens', 0):,})"
+    return f"{_num(r.get('cached_tokens'))} ({_num(r.get('recomputed_prompt_tokens'))})"

@@ -48,11 +48,22 @@ class ResendCell:
     error: str = ""  # why nothing was measured
     reused: str = ""  # the runtime whose identical tree ran
 
-    def row(self, kind: str) -> ResendRow | None:
-        """The measured resend of ``kind`` (the first prompt length)."""
-        if self.run is None:
-            return None
-        return next((r for r in self.run.rows if r.kind == kind), None)
+    def row(self, kind: str, prompt_len: int | None = None) -> ResendRow | None:
+        """The measured resend of ``kind`` (of ``prompt_len``, else the first)."""
+        rows = self.run.rows if self.run else ()
+        return next(
+            (r for r in rows if r.kind == kind and prompt_len in (None, r.prompt_len)),
+            None,
+        )
+
+
+def resend_keys(cells: Sequence[ResendCell]) -> list[tuple[int, str]]:
+    """Every (prompt length, resend kind) any column measured, in order."""
+    keys: dict[tuple[int, str], None] = {}
+    for c in cells:
+        for r in c.run.rows if c.run else ():
+            keys[(r.prompt_len, r.kind)] = None
+    return list(keys)
 
 
 @dataclass(frozen=True)

@@ -146,11 +146,12 @@ class Bench:
 
 
 def assemble(
-    bench: Bench, plan: Plan
+    bench: Bench, plan: Plan, *, name: str = ""
 ) -> tuple[tuple[str, ...], tuple[str, ...]] | Cell:
     """Apply a plan's layers; (conflict lines, skipped test files) or a
-    conflict cell when a runtime layer does not apply."""
-    ws, name = bench.ws, f"{plan.side}-on-{plan.runtime.key}"
+    conflict cell when a runtime layer does not apply. ``name`` prefixes its
+    layer files and messages (default ``SIDE-on-RUNTIME``)."""
+    ws, name = bench.ws, name or f"{plan.side}-on-{plan.runtime.key}"
     ws.reset(plan.root)
     conflicts: list[str] = []
     skipped: list[str] = []

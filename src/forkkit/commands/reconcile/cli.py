@@ -74,9 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Exit 0 only when every cell of the behaviour matrix was measured; 1 when
-    some or none were (:class:`~forkkit.commands.reconcile.model.Measurement`,
-    named in the report and on the last line)."""
+    """Exit 0 only when every cell of the behaviour matrix (and of the resend
+    table, unless ``--resend off``) was measured; 1 when some or none were
+    (:class:`~forkkit.commands.reconcile.model.Measurement`, named in the
+    report and on the last line)."""
     opts = Options(
         sha256=args.sha256,
         sdist_url=args.sdist_url,

@@ -272,12 +272,18 @@ class Measurement:
             return "nothing"
         return "partial" if self.gaps else "measured"
 
+    @property
+    def what(self) -> str:
+        """What the cells belong to: the matrix, and the resend table if asked."""
+        cells = [side for side, _ in self.cells] + [g.side for g in self.gaps]
+        return "matrix and resend table" if RESEND in cells else "behaviour matrix"
+
     def summary(self) -> str:
         """One line: the verdict and every cell that holds no measurement."""
         total = len(self.cells) + len(self.gaps)
         gaps = "; ".join(g.describe() for g in self.gaps)
         if self.verdict == "measured":
-            return f"measured: all {total} cell(s) of the matrix and resend table"
+            return f"measured: all {total} cell(s) of the {self.what}"
         if not total:
             return "nothing measured: neither side brings a test to run"
         if self.verdict == "nothing":
@@ -366,6 +372,8 @@ class ReconcileResult:
         """Which cells of the matrix and of the resend table hold a
         measurement (the exit code)."""
         m = measure(self.sides, self.runtimes, self.cells)
+        if not m.cells and not m.gaps:
+            return m  # neither side brings a test: nothing to weigh
         asked = self.trees.runtimes if self.trees else ()
         gaps = dict(self.trees.gaps()) if self.trees else {}
         done = tuple((RESEND, k) for k in asked if k not in gaps)

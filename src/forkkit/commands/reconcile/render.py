@@ -73,16 +73,13 @@ def _measurement_md(m: Measurement) -> list[str]:
     """What the matrix measured: the first thing a reader (and CI) must know."""
     total = len(m.cells) + len(m.gaps)
     if m.verdict == "measured":
-        return [
-            f"**Measured**: all {total} cell(s) of the behaviour matrix and the "
-            "resend table.\n"
-        ]
+        return [f"**Measured**: all {total} cell(s) of the {m.what}.\n"]
     if not total:
         return ["**Nothing measured**: neither side brings a test to run.\n"]
     head = "Nothing measured" if m.verdict == "nothing" else "Partial"
     return [
-        f"**{head}**: {len(m.cells)} of {total} cell(s) of the behaviour matrix "
-        "and the resend table measured (exit status 1). Not measured:\n",
+        f"**{head}**: {len(m.cells)} of {total} cell(s) of the {m.what} "
+        "measured (exit status 1). Not measured:\n",
         *[f"- {g.describe()}" for g in m.gaps],
         "",
     ]

@@ -62,7 +62,7 @@ def build_and_resend(
     by_tree: dict[str, ResendCell] = {}
     for plan in plans:
         key = plan.runtime.key
-        done = assemble(bench, plan)
+        done = assemble(bench, plan, name=f"resend-{key}")
         if isinstance(done, Cell):  # a runtime layer did not merge
             builds.append(StackBuild(key, conflict=done.conflict))
             cells.append(ResendCell(key, error="conflict: the tree cannot be built"))
@@ -74,7 +74,8 @@ def build_and_resend(
         if tree in by_tree:
             prev = by_tree[tree]
             say(f"resend on {key}: same tree as {prev.runtime}, not run again")
-            cells.append(replace(prev, runtime=key, reused=prev.runtime))
+            error = f"same tree as {prev.runtime}: {prev.error}" if prev.error else ""
+            cells.append(replace(prev, runtime=key, reused=prev.runtime, error=error))
             continue
         cell = _reproduce(bench, key=key, tree=tree, runner=runner, timeout=timeout)
         by_tree[tree] = cell

@@ -254,7 +254,14 @@ def _published(result: ReconcileResult, folder: ReportFolder) -> ReconcileResult
         k: replace(c, command=moved(c.command), note=moved(c.note))
         for k, c in result.cells.items()
     }
-    return replace(result, cells=cells)
+    trees = result.trees
+    if trees is not None:
+        resend = tuple(
+            replace(c, command=moved(c.command), error=moved(c.error))
+            for c in trees.resend
+        )
+        trees = replace(trees, resend=resend)
+    return replace(result, cells=cells, trees=trees)
 
 
 def _compare(
