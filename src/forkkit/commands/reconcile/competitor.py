@@ -228,3 +228,12 @@ def our_diff(repo: Repo, base: str, head: str) -> Diff:
     if head == base:
         return Diff(files=())
     return parse_diff(diff_text(repo, base, head, paths=["."]), "our series")
+
+
+def shown_ref(comp: Competitor, root: Path) -> str:
+    """``--with`` as a report shows it: a patch file relative to the project
+    (or by name), never a local absolute path."""
+    if comp.kind != "patch":
+        return comp.ref
+    path = Path(comp.ref).resolve()
+    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name

@@ -27,6 +27,7 @@ from forkkit.commands.reconcile.competitor import (
     diff_text,
     our_diff,
     parse_competitor,
+    shown_ref,
 )
 from forkkit.commands.reconcile.matrix import build_matrix
 from forkkit.commands.reconcile.model import (
@@ -296,7 +297,7 @@ def _compare(
     runtimes = tuple(col.runtime for col in columns)
     return ReconcileResult(
         title=cfg.fix.title,
-        competitor=_shown_ref(comp, cfg.root),
+        competitor=shown_ref(comp, cfg.root),
         competitor_kind=comp.kind,
         base_label=fork.upstream_label,
         ours=sides.ours,
@@ -328,15 +329,6 @@ def _resend(bench: Bench, columns: list[Column], *, opts: Options) -> Trees:
         runtimes=tuple(p.runtime.key for p in plans) if repro else (),
         setup=describe_setup(opts.resend, repro) if repro else "",
     )
-
-
-def _shown_ref(comp: Competitor, root: Path) -> str:
-    """``--with`` as a report shows it: a patch file relative to the project
-    (or by name), never a local absolute path."""
-    if comp.kind != "patch":
-        return comp.ref
-    path = Path(comp.ref).resolve()
-    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
 
 
 def _fill_cells(
