@@ -91,7 +91,8 @@ def test_reconcile_appends_its_report(
     toy_project: ForkConfig, summary: Path, tmp_path: Path
 ) -> None:
     patch = write_patch(BUGGY, RECON_DISJOINT, tmp_path / "greet.patch")
-    argv = ["--config", str(toy_project.path), "reconcile", "--with", str(patch)]
+    argv = ["--config", str(toy_project.path), "reconcile", "--resend", "off"]
+    argv += ["--with", str(patch)]
     assert main(argv) == 0
     md = toy_project.work.report_dir("reconcile") / "reconcile.md"
     assert appended(summary) == md.read_text().rstrip("\n") + "\n\n"
