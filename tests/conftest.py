@@ -15,14 +15,19 @@ from tests.synthetic import BUGGY, SyntheticUpstream, make_project, toy_testenv_
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist (``-n``, default ``--dist load``) the integration
-    tests stay together on one worker, in order (one shared fork, one test
-    venv build), while the other workers take the unit and contract tests."""
+    tests stay in two groups, each on one worker, in order: the reconcile
+    tests (one reconcile repo) and the rest (one shared fork). xdist hands
+    out the biggest groups first, so on two workers they run side by side;
+    the unit and contract tests fill in around them. (Both groups share the
+    test venv and the sdist tree: building those takes a lock.)"""
     if config.getvalue("dist") != "load":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class IntegrationTogether(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith("tests/integration/test_reconcile"):
+                return "integration-reconcile"
             return "integration" if nodeid.startswith("tests/integration/") else nodeid
 
     return IntegrationTogether(config, log)

@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """Facts about other processes: alive (for cleaning up after killed runs),
-and how busy the CPUs are (for running tests side by side)."""
+how busy the CPUs are (for running tests side by side), and one at a time
+where two may build the same thing (:func:`exclusive`)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -47,3 +51,17 @@ def busy_cpus(
     if total1 <= total0:
         return 0.0
     return n * (busy1 - busy0) / (total1 - total0)
+
+
+@contextmanager
+def exclusive(lock_file: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``lock_file`` (created if missing) for
+    the block. The kernel drops it when the holder dies, so a killed build
+    never blocks the next one; threads each get their own lock too."""
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with lock_file.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

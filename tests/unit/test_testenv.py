@@ -12,6 +12,7 @@ import base64
 import dataclasses
 import hashlib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,17 @@ def test_a_cuda_torch_is_refused(toy_project: ForkConfig, offline: Path) -> None
     _torch(offline / "pip-wheels", "0.2", cuda="12.8")
     with pytest.raises(ForkkitError, match=r"not a CPU build \(CUDA 12\.8\)"):
         ensure_testenv(_cfg(toy_project, "torch==0.2"), toy_project.root)
+
+
+def test_concurrent_builders_build_the_venv_once(
+    toy_project: ForkConfig, offline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two callers at once (two test workers, say): one builds, the other
+    waits for it and reuses the venv, instead of deleting it midway."""
+    cfg = _cfg(toy_project, "torch==0.1")
+    with ThreadPoolExecutor(2) as pool:
+        envs = list(pool.map(lambda _: ensure_testenv(cfg, toy_project.root), "ab"))
+    assert envs[0] == envs[1]
+    assert capsys.readouterr().err.count("building the test venv") == 1
+    venv = envs[0].python.parent.parent
+    assert _installer(venv, "torch") == "pip"

@@ -10,6 +10,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -56,6 +57,10 @@ def test_sdist_filename_matches(
 
 def _page(files: Sequence[Mapping[str, object]]) -> dict[str, object]:
     return {"meta": {"api-version": "1.1"}, "name": "toy", "files": list(files)}
+
+
+# What extraction leaves beside the tree: only its (persistent) build lock.
+TREE_AND_LOCK = [".toy-1.0.lock", "toy-1.0"]
 
 
 def test_pick_sdist_from_pep691_page() -> None:
@@ -250,7 +255,7 @@ def test_extract_sdist_is_idempotent(tmp_path: Path) -> None:
     dest = tmp_path / "src" / "toy-1.0"
     assert extract_sdist(archive, dest, sha) == dest
     assert (dest / "toy" / "calc.py").read_text() == BUGGY["toy/calc.py"]
-    assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
+    assert sorted(p.name for p in (tmp_path / "src").iterdir()) == TREE_AND_LOCK
     assert (dest / EXTRACT_MARKER).read_text().strip() == sha
     assert b"toy/calc.py" in (dest / EXTRACT_MANIFEST).read_bytes()
     calc = dest / "toy" / "calc.py"
@@ -261,7 +266,7 @@ def test_extract_sdist_is_idempotent(tmp_path: Path) -> None:
     archive2, sha2 = up.publish("1.1", {**BUGGY, "toy/new.py": "X = 1\n"})
     extract_sdist(archive2, dest, sha2)
     assert (dest / "toy" / "new.py").exists()
-    assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
+    assert sorted(p.name for p in (tmp_path / "src").iterdir()) == TREE_AND_LOCK
 
 
 def _edit_file(dest: Path) -> None:
@@ -318,7 +323,7 @@ def test_an_edited_extracted_tree_is_extracted_again(
     assert _files(dest) == pristine
     err = capsys.readouterr().err
     assert "extracting" in err
-    assert [p.name for p in (tmp_path / "src").iterdir()] == ["toy-1.0"]
+    assert sorted(p.name for p in (tmp_path / "src").iterdir()) == TREE_AND_LOCK
 
 
 def _files(root: Path) -> dict[str, tuple[bool, bool, str]]:
@@ -420,3 +425,16 @@ def test_an_sdist_url_without_a_file_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ForkkitError, match="does not end in a file name"):
         fetch_sdist(spec, tmp_path / "cache")
     assert not any((tmp_path / "cache").iterdir())
+
+
+def test_concurrent_extractions_share_one_tree(tmp_path: Path) -> None:
+    """Two callers extracting the same pinned archive at once (two test
+    workers, say) both get the tree; neither swaps it away under the other."""
+    up = SyntheticUpstream(tmp_path / "up")
+    archive, sha = up.publish("1.0", BUGGY)
+    dest = tmp_path / "src" / "toy-1.0"
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda _: extract_sdist(archive, dest, sha), range(8)))
+    assert got == [dest] * 8
+    assert (dest / "toy" / "calc.py").read_text() == BUGGY["toy/calc.py"]
+    assert sorted(p.name for p in (tmp_path / "src").iterdir()) == TREE_AND_LOCK

@@ -14,6 +14,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
+from forkkit.process import exclusive
 
 OK_MARKER = ".forkkit-ok"
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -107,17 +108,21 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
         )
     key = env_key(cfg, tree)
     venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
-    python = venv / "bin" / "python"
-    if (venv / OK_MARKER).exists() and python.exists():
-        return TestEnv(
-            python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
-        )
-    _create_venv(venv)
-    _install(cfg, tree, venv)
-    (venv / OK_MARKER).write_text(key + "\n")
-    return TestEnv(
-        python=python, env=dict(cfg.testenv.env), key=key, deselect=cfg.fix.deselect
+    ready = TestEnv(
+        python=venv / "bin" / "python",
+        env=dict(cfg.testenv.env),
+        key=key,
+        deselect=cfg.fix.deselect,
     )
+    if (venv / OK_MARKER).exists() and ready.python.exists():
+        return ready
+    # one builder; the others wait for it, then reuse its venv
+    with exclusive(venv.parent / f".{venv.name}.lock"):
+        if not ((venv / OK_MARKER).exists() and ready.python.exists()):
+            _create_venv(venv)
+            _install(cfg, tree, venv)
+            (venv / OK_MARKER).write_text(key + "\n")
+    return ready
 
 
 def find_uv() -> str | None:

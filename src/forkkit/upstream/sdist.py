@@ -20,6 +20,7 @@ from pathlib import Path
 from forkkit.config import UpstreamSpec, check_url
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
+from forkkit.process import exclusive
 from forkkit.upstream.index import (
     SdistRef,
     resolve_sdist,
@@ -223,15 +224,24 @@ def extract_sdist(archive: Path, dest: Path, sha256: str) -> Path:
             f"{dest}: {_first_difference(recorded, actual)} differs from "
             f"{archive.name}; extracting it again"
         )
+    _check_writable_parent(dest)
+    # one extractor at a time; a second waits, then finds the tree in place
+    with exclusive(dest.with_name(f".{dest.name}.lock")):
+        if recorded is None and _recorded(dest, sha256) is not None:
+            return dest
+        _verified_extract(archive, dest, sha256)
+    return dest
+
+
+def _verified_extract(archive: Path, dest: Path, sha256: str) -> None:
+    """Extract ``archive`` into ``dest`` once its sha256 is the pin."""
     actual_sha = sha256_file(archive)
     if actual_sha != sha256:
         raise ForkkitError(
             f"{archive}: sha256 {actual_sha} does not match the pin {sha256}; "
             "delete it and rerun 'forkkit fetch'"
         )
-    _check_writable_parent(dest)
     _extract_into(archive, dest, sha256)
-    return dest
 
 
 def _check_writable_parent(dest: Path) -> None:
