@@ -46,9 +46,9 @@ def unit(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The toolkit's own tests: unit, contract and integration (real pinned vLLM).
 
-    One pytest run over pytest-xdist workers: the integration tests run
-    together on one worker, in order (tests/conftest.py), while the other
-    workers take the unit and contract tests.
+    One pytest run over pytest-xdist workers: the integration tests run in
+    two groups (reconcile, and the rest), each on one worker, in order
+    (tests/conftest.py); the unit and contract tests fill in around them.
     """
     session.install("-e", ".[test]")
     session.run("pytest", *_xdist(), *session.posargs)
