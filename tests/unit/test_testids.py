@@ -13,6 +13,7 @@ from forkkit.patches.testids import (
     junit_module,
     node_id,
     qualname_node,
+    short_id,
     target_file,
 )
 
@@ -111,3 +112,17 @@ def test_node_id(test_id: str, node: str | None) -> None:
 )
 def test_covers(target: str, node: str, selected: bool) -> None:
     assert covers(target, node) is selected
+
+
+@pytest.mark.parametrize(
+    ("test_id", "short"),
+    [
+        ("tests.v1.core.test_x::test_y", "test_x::test_y"),
+        ("tests.v1.core.test_x::test_y[a-1]", "test_x::test_y[a-1]"),
+        ("tests.a.test_x.TestC::test_f", "TestC::test_f"),
+        ("test_x::test_y", "test_x::test_y"),
+        ("bare_name", "bare_name"),
+    ],
+)
+def test_short_id_drops_the_package(test_id: str, short: str) -> None:
+    assert short_id(test_id) == short

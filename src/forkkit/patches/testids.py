@@ -64,6 +64,13 @@ def node_id(test_id: str, files: Set[str]) -> str | None:
     return None
 
 
+def short_id(test_id: str) -> str:
+    """A JUnit id without its module's package: ``tests.v1.core.test_x::test_y``
+    -> ``test_x::test_y`` (for a report's prose; JSON keeps the whole id)."""
+    module, sep, rest = test_id.partition("::")
+    return module.rsplit(".", 1)[-1] + sep + rest
+
+
 def covers(target: str, node: str) -> bool:
     """Whether pytest target ``target`` (a folder, file or node id) selects ``node``."""
     t = target.rstrip("/")

@@ -107,11 +107,8 @@ def cross_pass(
     """``side``'s tests on ``runtime``: counted from that cell's outcomes."""
     ids = side_test_ids(cells.values(), side.side)
     cell = cells.get((side.side, runtime))
-    f2p = (
-        set(side.classification.by_category.get("FAIL_TO_PASS", ()))
-        if (side.classification)
-        else set()
-    )
+    by_category = side.classification.by_category if side.classification else {}
+    f2p = set(by_category.get("FAIL_TO_PASS", ()))
     gap = cell_gap(cell, ids)
     outs = effective_outcomes(cell, ids) if cell is not None and not gap else {}
     passed = {t for t, o in outs.items() if o.outcome == "passed"}

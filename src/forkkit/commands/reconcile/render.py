@@ -17,6 +17,7 @@ from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.commands.reconcile.render_answers import answers_json, answers_md
 from forkkit.output.report import md_table
 from forkkit.patches.diff import Diff
+from forkkit.patches.testids import short_id
 
 MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
 _OVERLAP = {
@@ -30,12 +31,6 @@ _MATRIX_INTRO = (
     "columns). Columns: the runtime they run on; the tests always come from "
     "the row's side.\n"
 )
-
-
-def _short(test_id: str) -> str:
-    """``tests.v1.core.test_x::test_y`` -> ``test_x::test_y``."""
-    module, sep, rest = test_id.partition("::")
-    return module.rsplit(".", 1)[-1] + sep + rest
 
 
 def render_markdown(res: ReconcileResult) -> str:
@@ -136,7 +131,7 @@ def _matrix_md(res: ReconcileResult) -> list[str]:
                 cat,
                 len(tests),
                 *marks,
-                ", ".join(f"`{_short(t)}`" for t in tests[:2])
+                ", ".join(f"`{short_id(t)}`" for t in tests[:2])
                 + (f" +{len(tests) - 2}" if len(tests) > 2 else ""),
             ]
             for side, cat, marks, tests in patterns[:MAX_DETAILS]

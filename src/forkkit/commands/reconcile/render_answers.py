@@ -20,14 +20,10 @@ from forkkit.commands.reconcile.answers import (
 )
 from forkkit.commands.reconcile.model import ReconcileResult, SideTests
 from forkkit.output.report import md_table
+from forkkit.patches.testids import short_id
 
 SHOWN_FAILING = 4  # test names listed per answer (JSON has all)
 _WHO = {"ours": "our", "theirs": "their"}
-
-
-def _short(test_id: str) -> str:
-    module, sep, rest = test_id.partition("::")
-    return module.rsplit(".", 1)[-1] + sep + rest
 
 
 def _side(res: ReconcileResult, name: str) -> SideTests | None:
@@ -81,7 +77,7 @@ def crosses(res: ReconcileResult) -> Crosses:
 def _failing(c: CrossPass) -> str:
     if not c.failing or c.gap:
         return ""
-    names = ", ".join(f"`{_short(t)}`" for t in c.failing[:SHOWN_FAILING])
+    names = ", ".join(f"`{short_id(t)}`" for t in c.failing[:SHOWN_FAILING])
     more = len(c.failing) - SHOWN_FAILING
     return f"; not passing: {names}" + (f" +{more}" if more > 0 else "")
 

@@ -60,14 +60,9 @@ def render_markdown(r: ReproResult) -> str:
 def _rerun(r: ReproResult) -> str:
     """The command that measures this setup again (``./dev`` and plain)."""
     flags = shlex.join(rerun_args(r.options, gpu=r.gpu))
-    session, plain = (
-        ("repro_gpu", "forkkit repro --gpu")
-        if r.gpu
-        else (
-            "repro",
-            "forkkit repro",
-        )
-    )
+    session, plain = ("repro", "forkkit repro")
+    if r.gpu:
+        session, plain = ("repro_gpu", "forkkit repro --gpu")
     if not flags:
         return f"`./dev -s {session}` (or `{plain}`)"
     return f"`./dev -s {session} -- {flags}` (or `{plain} {flags}`)"
