@@ -356,6 +356,23 @@ def toy_two_fix_changes() -> list[tuple[str, dict[str, str]]]:
     ]
 
 
+def make_two_fix_project(
+    root: Path, upstream: SyntheticUpstream, version: str
+) -> ForkConfig:
+    """Toy ``version`` published with both bugs (``limit``, ``count``), and a
+    project carrying :func:`toy_two_fix_changes` over it, both fixes' runtime
+    files and tests listed."""
+    upstream.publish(version, toy_release({"toy/count.py": COUNT_BUGGY}))
+    return make_project(
+        root,
+        upstream,
+        version,
+        toy_two_fix_changes(),
+        runtime_files=("toy/calc.py", "toy/count.py"),
+        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
+    )
+
+
 # --- reconcile: a base with two independent bugs and competing changes ------
 
 RECON_CALC = textwrap.dedent(

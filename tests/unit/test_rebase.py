@@ -38,6 +38,7 @@ from tests.synthetic import (
     FIXED_CALC,
     SyntheticUpstream,
     make_project,
+    make_two_fix_project,
     toy_dependent_two_fix_changes,
     toy_release,
     toy_two_fix_changes,
@@ -416,15 +417,7 @@ def _two_fix_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ForkCon
     monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", sys.executable)
     up = SyntheticUpstream(tmp_path / "up")
-    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
-    cfg = make_project(
-        tmp_path / "project",
-        up,
-        "1.0",
-        toy_two_fix_changes(),
-        runtime_files=("toy/calc.py", "toy/count.py"),
-        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
-    )
+    cfg = make_two_fix_project(tmp_path / "project", up, "1.0")
     fixed = {"toy/count.py": COUNT_BUGGY, "toy/calc.py": FIXED_CALC}
     up.publish("1.1", toy_release({**fixed, "tests/test_fix.py": FIX_TEST}))
     return cfg

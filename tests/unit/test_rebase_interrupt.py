@@ -29,9 +29,8 @@ from tests.synthetic import (
     CALC_CONTEXT_MOVED,
     COUNT_BUGGY,
     SyntheticUpstream,
-    make_project,
+    make_two_fix_project,
     toy_release,
-    toy_two_fix_changes,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -127,17 +126,9 @@ def run_to_end(project: Path, workdir: Path, flags: tuple[str, ...]) -> str:
 def template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Template]:
     root = tmp_path_factory.mktemp("rebase-interrupt")
     up = SyntheticUpstream(root / "up")
-    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
     mp = pytest.MonkeyPatch()
     mp.setenv("FORKKIT_WORKDIR", str(root / "unused-wd"))
-    cfg = make_project(
-        root / "template",
-        up,
-        "1.0",
-        toy_two_fix_changes(),
-        runtime_files=("toy/calc.py", "toy/count.py"),
-        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
-    )
+    cfg = make_two_fix_project(root / "template", up, "1.0")
     mp.undo()
     # the limit fix needs a 3-way merge there: its patch is refreshed
     changes = {"toy/count.py": COUNT_BUGGY, "toy/calc.py": CALC_CONTEXT_MOVED}

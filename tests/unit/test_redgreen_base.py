@@ -15,12 +15,9 @@ from forkkit.commands.redgreen.model import base_label, patch_commit
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from tests.synthetic import (
-    COUNT_BUGGY,
     SyntheticUpstream,
-    make_project,
-    toy_release,
+    make_two_fix_project,
     toy_testenv_python,
-    toy_two_fix_changes,
 )
 
 LIMIT = "tests/test_fix.py::test_limit_reaches_n"
@@ -35,15 +32,7 @@ def two_patch_fork(
     """Toy 1.1 with two bugs; patch 1 fixes ``limit``, patch 2 ``count``."""
     monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
-    toy_upstream.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY}))
-    return make_project(
-        tmp_path / "two",
-        toy_upstream,
-        "1.1",
-        toy_two_fix_changes(),
-        runtime_files=("toy/calc.py", "toy/count.py"),
-        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
-    )
+    return make_two_fix_project(tmp_path / "two", toy_upstream, "1.1")
 
 
 def _red_green(cfg: ForkConfig, out: Path, *args: str) -> tuple[int, dict[str, Any]]:
