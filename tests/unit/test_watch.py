@@ -257,3 +257,68 @@ def test_newest_of_several_as_a_real_process(
     text = summary.read_text()
     assert text.startswith("earlier step\n# Upstream watch: toy 1.0 → 1.10")
     assert "| 0001-Bugfix-limit-reaches-n.patch |" in text
+
+
+# --- the history (--all) ------------------------------------------------------
+
+
+@pytest.mark.e2e
+def test_all_gives_one_row_per_release_and_reuses_them(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    toy_upstream.publish("1.1", CARRIES)
+    toy_upstream.publish("1.2", CONFLICT)
+    toy_upstream.publish("1.3", FIXED_OTHERWISE)
+    toy_upstream.publish("1.4", TAKEN_AS_IS)
+    before = snapshot(toy_project)
+    assert watch(toy_project, "--all") == 30  # the newest release's verdict
+    assert snapshot(toy_project) == before
+    data = report(toy_project)
+    hist = data["history"]
+    assert hist["releases"] == ["1.1", "1.2", "1.3", "1.4"]
+    cells = [row["cells"][0] for row in hist["rows"]]
+    assert [(c["applies"], c["need"]) for c in cells] == [
+        ("3way", "needed"),
+        ("conflict", "needed"),  # its tests still fail there without it
+        ("absorbed", "absorbed"),
+        ("absorbed", "absorbed"),
+    ]
+    assert cells[0]["failing_without"] == cells[0]["fail_to_pass_old"] > 0
+    assert "toy/calc.py" in cells[1]["detail"]  # the conflict names its file
+    patch = hist["patches"][0]
+    assert hist["first_absorbed"] == {patch: "1.3"}
+    md = report(toy_project, "watch.md")
+    assert "absorbed since 1.3" in md and "| 1.1 | applies 3-way; still needed" in md
+    # the newest release's row is the watch verdict's own rebase
+    assert data["checked"] == "1.4"
+    assert data["rebase"]["patches"][0]["status"] == "absorbed-textual"
+
+    capsys.readouterr()
+    assert watch(toy_project, "--all") == 30
+    again = report(toy_project)["history"]
+    assert [r["cached"] for r in again["rows"]] == [True, True, True, False]
+    assert [r["cells"] for r in again["rows"]] == [r["cells"] for r in hist["rows"]]
+
+    # a damaged entry is a miss, said once, and measured again
+    for entry in (toy_project.workdir / "history").glob("*.json"):
+        doc = json.loads(entry.read_text())
+        doc["row"]["outcome"] = "rebased?"  # an edit: the stored digest no longer fits
+        entry.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert watch(toy_project, "--all") == 30
+    err = capsys.readouterr().err
+    assert err.count("unreadable") == 3  # the three older releases, once each
+    third = report(toy_project)["history"]
+    assert [r["cells"] for r in third["rows"]] == [r["cells"] for r in hist["rows"]]
+
+
+def test_all_up_to_a_version(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    toy_upstream.publish("1.1", TAKEN_AS_IS)
+    toy_upstream.publish("1.2", CONFLICT)
+    assert watch(toy_project, "--all", "--version", "1.1") == 30
+    data = report(toy_project)
+    assert data["history"]["releases"] == ["1.1"] and data["checked"] == "1.1"

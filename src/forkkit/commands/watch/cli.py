@@ -52,6 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--pre", action="store_true", help="consider pre-releases (rc, beta, dev)"
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="the history: a dry-run rebase onto every release newer than the pin "
+        "(how each patch applies, and whether it is still needed there); the "
+        "verdict stays the newest release's",
+    )
     add_proof_options(parser)
 
 
@@ -61,6 +68,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         index_url=args.index_url,
         version=args.version,
         pre=args.pre,
+        all=args.all,
         related=not args.focused_only,
         pytest_args=tuple(args.pytest_args),
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from forkkit.commands.rebase.model import RebaseResult
+from forkkit.commands.watch.history import History
 from forkkit.errors import ForkkitError
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
@@ -109,6 +110,7 @@ class WatchOptions:
     pre: bool = False
     related: bool = True
     pytest_args: tuple[str, ...] = ()
+    all: bool = False  # every newer release, not only the newest (history)
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class WatchResult:
     reason: str
     rebase: RebaseResult | None = None
     rebase_report: str = ""  # the rebase report's file, beside watch.md
+    history: History | None = None  # --all: one row per newer release
 
     @property
     def exit_code(self) -> int:
@@ -141,6 +144,7 @@ class WatchResult:
             "exit_code": self.exit_code,
             "reason": self.reason,
             "rebase_report": self.rebase_report,
+            "history": None if self.history is None else self.history.to_json(),
             "rebase": None
             if r is None
             else {

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from forkkit.commands.watch.model import WatchResult
+from forkkit.commands.watch.render_history import render_history
 from forkkit.output.report import md_table
 
 _PROOF = {True: "valid", False: "**not valid**", None: "not run"}
@@ -80,5 +81,7 @@ def render_markdown(result: WatchResult, *, shown: Path | None = None) -> str:
             "## Patches\n",
             md_table(["patch", "subject", "result", "detail"], rows),
         ]
+    if result.history is not None:
+        out += ["", render_history(result.history)]
     out += ["## Next step\n", _next_step(result), ""]
     return "\n".join(out) + "\n"

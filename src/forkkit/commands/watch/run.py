@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forkkit.commands.rebase.model import Options
+from forkkit.commands.rebase.model import Options, RebaseResult, Target
 from forkkit.commands.rebase.render import render_markdown as render_rebase
 from forkkit.commands.rebase.run import rebase, resolve_target
+from forkkit.commands.watch.audit import history_rows
+from forkkit.commands.watch.history import History
 from forkkit.commands.watch.model import (
     REBASE_STEM,
     WatchOptions,
@@ -26,6 +28,7 @@ from forkkit.commands.watch.model import (
 )
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say, step
 from forkkit.output.report import write_reports
 from forkkit.upstream.index import sdist_versions
@@ -34,7 +37,8 @@ from forkkit.upstream.index import sdist_versions
 
 
 def _candidates(cfg: ForkConfig, opts: WatchOptions) -> list[str]:
-    """The releases newer than the pin (newest first), or ``--version``."""
+    """The releases newer than the pin (newest first), or ``--version``
+    (with ``--all``: every release newer than the pin up to ``--version``)."""
     up = cfg.upstream
     if opts.version:
         if not newer_releases([opts.version], up.version, pre=True):
@@ -42,14 +46,52 @@ def _candidates(cfg: ForkConfig, opts: WatchOptions) -> list[str]:
                 f"--version {opts.version}: not a release newer than the pin "
                 f"{up.label}; give a newer one"
             )
-        return [opts.version]
+        if not opts.all:
+            return [opts.version]
     with step(f"listing the releases of {up.name} on {up.index_url}"):
         versions = sdist_versions(up.name, up.index_url)
-    return newer_releases(versions, up.version, pre=opts.pre)
+    newer = newer_releases(versions, up.version, pre=opts.pre)
+    if opts.version:
+        if opts.version not in newer:
+            raise ForkkitError(
+                f"--version {opts.version}: no sdist of it on {up.index_url}; "
+                "give a release the index has"
+            )
+        newer = newer[newer.index(opts.version) :]
+    return newer
+
+
+def _history(
+    cfg: ForkConfig, newer: list[str], dry_run: Options, *, folder: Path
+) -> tuple[History, RebaseResult]:
+    """``--all``: every release newer than the pin (oldest first), each a dry
+    run from the pin; the newest one with the proof, as plain watch does."""
+    up = cfg.upstream
+    releases = list(reversed(newer))
+    targets = {v: resolve_target(cfg, f"{up.name}=={v}") for v in releases}
+
+    def run_one(target: Target, opts: Options, release: str) -> RebaseResult:
+        return rebase(cfg, target, opts, reports=folder / "red-green")
+
+    rows, newest = history_rows(
+        cfg, releases=releases, targets=targets, opts=dry_run, run_rebase=run_one
+    )
+    assert newest is not None  # the newest release is always run
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    history = History(
+        package=up.name,
+        pin=up.version,
+        patches=tuple(p.name for p in series.patches),
+        rows=tuple(rows),
+    )
+    return history, newest
 
 
 def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
-    """Find the newest release, rebase onto it (dry run); reports in ``folder``."""
+    """Find the newest release, rebase onto it (dry run); reports in ``folder``.
+
+    With ``opts.all``, every newer release gets a row of the history too.
+    """
     if opts.index_url:
         cfg = cfg.with_upstream(index_url=opts.index_url)
     up = cfg.upstream
@@ -60,10 +102,14 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
             up.name, up.version, up.index_url, (), "", "current", reason=why
         )
     say(f"newest release newer than the pin: {up.name} {newer[0]}")
-    target = resolve_target(cfg, f"{up.name}=={newer[0]}")
     # a dry run (no apply): watch never writes patches/ or fork.toml
     dry_run = Options(related=opts.related, pytest_args=opts.pytest_args)
-    result = rebase(cfg, target, dry_run, reports=folder / "red-green")
+    history: History | None = None
+    if opts.all:
+        history, result = _history(cfg, newer, dry_run, folder=folder)
+    else:
+        target = resolve_target(cfg, f"{up.name}=={newer[0]}")
+        result = rebase(cfg, target, dry_run, reports=folder / "red-green")
     md, _ = write_reports(
         folder, REBASE_STEM, markdown=render_rebase(result), data=result.to_json()
     )
@@ -78,4 +124,5 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
         reason=why,
         rebase=result,
         rebase_report=md.name,
+        history=history,
     )

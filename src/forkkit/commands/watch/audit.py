@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit watch --all``: the series against every release newer than the pin.
+
+Each release gets its own dry-run rebase straight from the pin (patches/ and
+fork.toml are never written), with the semantic absorption check; the newest
+release also gets the red/green proof, so its row and the watch verdict are
+the very same rebase. A finished row is kept in ``<workdir>/history`` under a
+key of everything that decides it (the pin, the release's sha256, every patch's
+bytes, fork.toml's ``[fix]`` and ``[testenv]``, the options, forkkit's
+version), so a rerun reads it back; the pytest runs under it also come from
+the result cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from forkkit import __version__
+from forkkit.commands.rebase.model import Options, RebaseResult, Target
+from forkkit.commands.watch.history import HISTORY_FORMAT, HistoryRow, row_of
+from forkkit.config import ForkConfig
+from forkkit.fork.seriesfiles import load_series
+from forkkit.output.progress import say
+
+RebaseFn = Callable[[Target, Options, str], RebaseResult]
+
+
+def row_key(cfg: ForkConfig, target: Target, opts: Options) -> str:
+    """sha256 of everything that decides one release's history row."""
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    doc: dict[str, Any] = {
+        "format": HISTORY_FORMAT,
+        "forkkit": __version__,
+        "pin": cfg.upstream.ident,
+        "target": target.spec.ident,
+        "patches": [
+            [p.name, hashlib.sha256(p.path.read_bytes()).hexdigest()]
+            for p in series.patches
+        ],
+        "fix": asdict(cfg.fix),
+        "testenv": asdict(cfg.testenv),
+        "semantic": opts.semantic,
+        "red_green": opts.red_green,
+        "related": opts.related,
+        "pytest_args": list(opts.pytest_args),
+    }
+    text = json.dumps(doc, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read_row(path: Path) -> HistoryRow | None:
+    """A stored row, verified against the digest stored with it; a damaged
+    entry is a miss (said once) and is replaced by the next run."""
+    try:
+        doc = json.loads(path.read_text())
+        body = doc["row"]
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+        if hashlib.sha256(text.encode()).hexdigest() != doc["sha256"]:
+            raise ValueError("digest mismatch")
+        return HistoryRow.from_json(body, cached=True)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        say(f"history cache: {path.name} unreadable ({exc}); measuring again")
+        return None
+
+
+def _write_row(path: Path, row: HistoryRow) -> None:
+    """Store a row atomically (temporary file, then rename)."""
+    body = row.to_json()
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    doc = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "row": body}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".row-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def history_rows(
+    cfg: ForkConfig,
+    *,
+    releases: list[str],
+    targets: dict[str, Target],
+    opts: Options,
+    run_rebase: RebaseFn,
+) -> tuple[list[HistoryRow], RebaseResult | None]:
+    """One row per release (oldest first) and the newest release's rebase.
+
+    ``opts`` is for the newest release; older ones run without red/green
+    (whether a patch applies and is still needed does not need the proof).
+    """
+    folder = cfg.work.root / "history"
+    rows: list[HistoryRow] = []
+    newest: RebaseResult | None = None
+    for i, release in enumerate(releases):
+        last = i == len(releases) - 1
+        row_opts = opts if last else Options(
+            semantic=opts.semantic, red_green=False, pytest_args=opts.pytest_args
+        )  # fmt: skip
+        path = folder / f"{row_key(cfg, targets[release], row_opts)}.json"
+        row = None if last else _read_row(path)
+        if row is not None:
+            say(f"history {release}: from the history cache")
+            rows.append(row)
+            continue
+        say(f"history {i + 1}/{len(releases)}: dry-run rebase onto {release}")
+        result = run_rebase(targets[release], row_opts, release)
+        row = row_of(release, result)
+        if row.complete:  # a row with an unmeasured cell is measured again
+            _write_row(path, row)
+        rows.append(row)
+        if last:
+            newest = result
+    return rows, newest

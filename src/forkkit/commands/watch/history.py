@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The per-release history of the series (``forkkit watch --all``), pure.
+
+For each release newer than the pin, the series is rebased onto it as a dry
+run (straight from the pin, like Linux stable's ``audit-range``); each patch
+gets one cell: how it applies there and whether upstream still needs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from forkkit.commands.rebase.model import PatchResult, RebaseResult
+
+# applies cleanly / 3-way / conflicts / absorbed / not tried
+Applies = Literal["clean", "3way", "conflict", "absorbed", "not-tried"]
+# still needed (its FAIL_TO_PASS tests fail there without it), absorbed
+# (they pass there without it), unknown (not measured, or tests cannot run)
+Need = Literal["needed", "absorbed", "unknown"]
+
+HISTORY_FORMAT = 1  # bump when a cached row's meaning changes
+
+
+@dataclass(frozen=True)
+class HistoryCell:
+    """One patch on one release."""
+
+    patch: str
+    applies: Applies
+    need: Need
+    detail: str = ""  # the conflict's file and hunks, or the semantic note
+    failing: int = 0  # FAIL_TO_PASS tests failing there without the patch
+    fail_to_pass: int = 0  # FAIL_TO_PASS tests measured on the old pin
+
+    @property
+    def label(self) -> str:
+        """The cell as a maintainer reads it."""
+        applies = {
+            "clean": "applies cleanly",
+            "3way": "applies 3-way",
+            "conflict": "CONFLICTS",
+            "absorbed": "absorbed",
+            "not-tried": "not tried",
+        }[self.applies]
+        if self.applies in ("absorbed", "not-tried"):
+            return applies
+        need = {
+            "needed": f"still needed ({self.failing}/{self.fail_to_pass} "
+            "FAIL_TO_PASS fail without it)",
+            "absorbed": "absorbed (its tests pass without it)",
+            "unknown": "need not measured",
+        }[self.need]
+        return f"{applies}; {need}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "patch": self.patch,
+            "applies": self.applies,
+            "need": self.need,
+            "label": self.label,
+            "detail": self.detail,
+            "failing_without": self.failing,
+            "fail_to_pass_old": self.fail_to_pass,
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> HistoryCell:
+        return cls(
+            patch=str(doc["patch"]),
+            applies=doc["applies"],
+            need=doc["need"],
+            detail=str(doc.get("detail", "")),
+            failing=int(doc.get("failing_without", 0)),
+            fail_to_pass=int(doc.get("fail_to_pass_old", 0)),
+        )
+
+
+def cell_of(p: PatchResult) -> HistoryCell:
+    """The history cell of one patch's rebase verdict."""
+    sem = p.semantic
+    f2p = len(sem.fail_to_pass) if sem else 0
+    if p.absorbed:
+        why = sem.note if sem else p.detail
+        return HistoryCell(p.name, "absorbed", "absorbed", why, 0, f2p)
+    if p.status == "not-tried":
+        return HistoryCell(p.name, "not-tried", "unknown", "an earlier patch conflicts")
+    applies: Applies = {"clean": "clean", "conflict": "conflict"}.get(p.status, "3way")  # type: ignore[assignment]
+    detail = "; ".join(c.describe() for c in p.conflicts) if p.conflicts else ""
+    need: Need = "unknown"
+    failing = 0
+    if sem is not None and sem.fail_to_pass:
+        failing = len(sem.failed)
+        if sem.failed:
+            need = "needed"
+        elif sem.absorbed:
+            need = "absorbed"
+        detail = "; ".join(x for x in (detail, sem.note) if x)
+    elif sem is not None:
+        detail = "; ".join(x for x in (detail, sem.note) if x)
+    return HistoryCell(p.name, applies, need, detail, failing, f2p)
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One release: its cells, the rebase's outcome, and where the row came from."""
+
+    release: str
+    outcome: str  # RebaseResult.outcome
+    cells: tuple[HistoryCell, ...]
+    proof_valid: bool | None = None  # red/green on the refreshed series
+    cached: bool = False  # read back from the history cache
+
+    @property
+    def complete(self) -> bool:
+        """Every cell measured: its need is known, or nothing is to measure."""
+        return all(
+            c.need != "unknown" or c.applies in ("conflict", "not-tried")
+            for c in self.cells
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "release": self.release,
+            "outcome": self.outcome,
+            "proof_valid": self.proof_valid,
+            "cells": [c.to_json() for c in self.cells],
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any], *, cached: bool = False) -> HistoryRow:
+        return cls(
+            release=str(doc["release"]),
+            outcome=str(doc["outcome"]),
+            cells=tuple(HistoryCell.from_json(c) for c in doc["cells"]),
+            proof_valid=doc.get("proof_valid"),
+            cached=cached,
+        )
+
+
+def row_of(release: str, result: RebaseResult) -> HistoryRow:
+    """The history row of a dry-run rebase onto ``release``."""
+    return HistoryRow(
+        release=release,
+        outcome=result.outcome,
+        cells=tuple(cell_of(p) for p in result.patches),
+        proof_valid=result.proof_valid,
+    )
+
+
+def first_absorbed(rows: Sequence[HistoryRow], patch: str) -> str:
+    """The oldest release (rows oldest first) from which upstream has the
+    patch's behaviour in every later release too; "" when none."""
+    first = ""
+    for row in rows:
+        cell = next((c for c in row.cells if c.patch == patch), None)
+        absorbed = cell is not None and (
+            cell.applies == "absorbed" or cell.need == "absorbed"
+        )
+        if absorbed and not first:
+            first = row.release
+        elif not absorbed:
+            first = ""
+    return first
+
+
+@dataclass(frozen=True)
+class History:
+    """The whole audit: the pin, the releases (oldest first), each patch."""
+
+    package: str
+    pin: str
+    patches: tuple[str, ...]
+    rows: tuple[HistoryRow, ...]
+
+    def first_absorbed(self) -> dict[str, str]:
+        return {p: first_absorbed(self.rows, p) for p in self.patches}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": HISTORY_FORMAT,
+            "package": self.package,
+            "pin": self.pin,
+            "patches": list(self.patches),
+            "releases": [r.release for r in self.rows],
+            "rows": [{**r.to_json(), "cached": r.cached} for r in self.rows],
+            "first_absorbed": self.first_absorbed(),
+        }

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The history report of ``forkkit watch --all``: one row per release."""
+
+from __future__ import annotations
+
+from forkkit.commands.watch.history import History
+from forkkit.output.report import md_table
+
+
+def render_history(history: History) -> str:
+    """Markdown: the table of releases and patches, where each patch was absorbed,
+    and the details (conflicting hunks, semantic notes) under it."""
+    first = history.first_absorbed()
+    out = [
+        f"## History: the series of {history.package} {history.pin} on every "
+        "newer release\n",
+        "Each release is a dry-run rebase straight from the pin; *still needed* "
+        "means the patch's FAIL_TO_PASS tests (red → green on the pin) fail on "
+        "that release without it, *absorbed* that they pass there without it.\n",
+    ]
+    rows = [
+        [
+            r.release + (" (cached)" if r.cached else ""),
+            *(c.label for c in r.cells),
+        ]
+        for r in history.rows
+    ]
+    out.append(md_table(["release", *history.patches], rows))
+    out.append("**Where upstream took each patch's behaviour:**\n")
+    for patch in history.patches:
+        where = first[patch]
+        out.append(
+            f"- {patch}: "
+            + (f"absorbed since {where}" if where else "not absorbed by any release")
+        )
+    details = [
+        f"- {r.release} · {c.patch}: {c.detail}"
+        for r in history.rows
+        for c in r.cells
+        if c.detail
+    ]
+    if details:
+        out += ["", "### Details\n", *details]
+    return "\n".join(out) + "\n"
