@@ -103,6 +103,19 @@ def watch(session: nox.Session) -> None:
 
 
 @nox.session(python=PY)
+def history(session: nox.Session) -> None:
+    """The series on every release newer than the pin (``watch --all``).
+
+    Passes whenever the history was measured: any watch verdict (0, 10, 20,
+    30); the newest release's verdict is in the report.
+    """
+    session.install("-e", ".")
+    session.run(
+        "forkkit", "watch", "--all", *session.posargs, success_codes=[0, 10, 20, 30]
+    )
+
+
+@nox.session(python=PY)
 def reconcile(session: nox.Session) -> None:
     """Compare with a competing change: nox -s reconcile -- --with REF."""
     _forkkit(session, "reconcile", *session.posargs)
