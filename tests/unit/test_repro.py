@@ -87,6 +87,7 @@ def test_default_options_are_the_briefed_setup() -> None:
         ({"prompt_lens": (1,)}, "--prompt-lens"),
         ({"kinds": ("identical", "shuffled")}, "unknown resend kind(s) ['shuffled']"),
         ({"extend": 0}, "--extend"),
+        ({"eagle_mode": "lookahead"}, "--eagle-mode 'lookahead'; use default or drop"),
     ],
 )
 def test_invalid_options_name_the_flag(changes: dict[str, Any], needle: str) -> None:
@@ -188,6 +189,7 @@ def test_markdown_table_shows_base_and_fix() -> None:
     assert "| Prompt | Resend | Resend tokens | Cached (base) | Cached (fix) |" in md
     assert "| 16,000 | identical | 16,000 | 15,968 | 15,984 | 32 | 16 | +16 |" in md
     assert "Warm = cold" not in md
+    assert "EAGLE mode `default`" in md
     data = json.loads(json.dumps(_result(base, fix).to_json()))
     assert data["rows"][0]["gained"] == 16 and data["mode"] == "cpu"
 
@@ -464,7 +466,9 @@ def test_script_takes_every_value_from_the_options(
     assert "the following arguments are required: --block-size" in (
         capsys.readouterr().err
     )
-    opts = ReproOptions(prompt_lens=(300, 301), kinds=("extended",), accept=1)
+    opts = ReproOptions(
+        prompt_lens=(300, 301), kinds=("extended",), accept=1, eagle_mode="drop"
+    )
     got = vars(script.parse_args(opts.script_args()))
     want = {k: v for k, v in asdict(opts).items() if k != "model"}
     assert got == {
@@ -513,3 +517,17 @@ def test_unknown_preset_is_refused() -> None:
         parser.parse_args(["--preset", "nope"])
     with pytest.raises(ForkkitError, match="unknown preset 'nope'"):
         preset_options("nope", {})
+
+
+@pytest.mark.parametrize(
+    ("ahead", "said"),
+    [(0, "the trailing-block drop"), (4, "lookahead block hashes (4 token(s)")],
+)
+def test_markdown_says_which_eagle_handling_the_engine_used(
+    ahead: int, said: str
+) -> None:
+    doc = json.loads(_doc(_row(16000, "identical", 15984)))
+    doc["config"]["hash_lookahead_tokens"] = ahead
+    fix = parse_script_output(json.dumps(doc))
+    base = parse_script_output(_doc(_row(16000, "identical", 15968)))
+    assert f"the engine used {said}" in render_markdown(_result(base, fix))

@@ -70,6 +70,9 @@ STUB_MODEL_CONFIG: dict[str, Any] = {
 }
 
 
+EAGLE_MODES = ("default", "drop")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The flags; no defaults: ``forkkit repro`` passes every value."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -82,6 +85,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     flag("--accept", type=int, required=True, help="drafts accepted per step")
     flag("--max-num-batched-tokens", type=int, required=True)
     flag("--kinds", required=True, help=f"subset of {','.join(RESEND_KINDS)}")
+    flag(
+        "--eagle-mode",
+        required=True,
+        choices=EAGLE_MODES,
+        help="default: the release's own EAGLE handling (lookahead block hashes "
+        "since 0.33.0); drop: the trailing-block drop (disable_lookahead_block_"
+        "hashes where the release has it, its only mode before)",
+    )
     flag("--json-out", type=Path)
     return p.parse_args(argv)
 
@@ -159,7 +170,11 @@ class Harness:
         from tests.v1.core.test_prefix_caching import make_request
         from vllm.utils.hashing import sha256
 
-        request = make_request(req_id, tokens, self.hash_bs, sha256)
+        # As the engine builds its requests: since vLLM 0.33.0 a request's
+        # block hashes cover the lookahead tokens the scheduler was given.
+        ahead = int(getattr(self.scheduler, "num_hash_lookahead_tokens", 0) or 0)
+        extra = {"num_hash_lookahead_tokens": ahead} if ahead else {}
+        request = make_request(req_id, tokens, self.hash_bs, sha256, **extra)
         self.scheduler.add_request(request)
         seen = _Seen(truth=[GENERATED_BASE + i for i in range(request.max_tokens + 8)])
         while not request.is_finished():
@@ -255,11 +270,16 @@ def _vllm_config(args: argparse.Namespace, model_dir: Path, max_len: int) -> Any
         max_model_len=max_len,
     )
     parallel = ParallelConfig()
+    fallback: dict[str, Any] = {}
+    fields = getattr(SpeculativeConfig, "__dataclass_fields__", {})
+    if args.eagle_mode == "drop" and "disable_lookahead_block_hashes" in fields:
+        fallback["disable_lookahead_block_hashes"] = True
     spec = SpeculativeConfig(
         method="mtp",
         num_speculative_tokens=args.num_spec,
         target_model_config=model_config,
         target_parallel_config=parallel,
+        **fallback,
     )
     cache = CacheConfig(
         block_size=args.block_size,
@@ -322,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         (model_dir / "config.json").write_text(json.dumps(STUB_MODEL_CONFIG))
         vllm_config, kv_cfg = build_configs(args, model_dir)
     rows, sched_bs, hash_bs = measure(args, kinds, (vllm_config, kv_cfg))
+    lookahead = int(getattr(vllm_config, "num_hash_lookahead_tokens", 0) or 0)
     doc = {
         "schema": 1,
         "vllm_version": getattr(vllm, "__version__", "unknown"),
@@ -332,6 +353,11 @@ def main(argv: list[str] | None = None) -> int:
             "scheduler_block_size": sched_bs,
             "num_speculative_tokens": args.num_spec,
             "speculative_method": "mtp",
+            "eagle_mode": args.eagle_mode,
+            # what the engine did: lookahead hashes (tokens past each block
+            # its hash covers) or the trailing-block drop
+            "hash_lookahead_tokens": lookahead,
+            "eagle_block_drop": lookahead == 0,
             "mamba_cache_mode": "align",
             "accepted_drafts_per_step": args.accept,
             "extend": args.extend,

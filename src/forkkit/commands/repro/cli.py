@@ -41,6 +41,11 @@ OPTION_FLAGS: dict[str, tuple[Callable[[str], Any], str | None]] = {
     "accept": (int, "drafts accepted per step"),
     "kinds": (_kinds, f"subset of {','.join(KINDS)}"),
     "max_num_batched_tokens": (int, None),
+    "eagle_mode": (
+        str,
+        "default (the release's own EAGLE handling: lookahead block hashes since "
+        "vLLM 0.33.0) or drop (the trailing-block drop, its fallback)",
+    ),
 }
 
 

@@ -15,6 +15,9 @@ from typing import Any
 from forkkit.errors import ForkkitError
 
 KINDS = ("identical", "extended", "last_token_changed")
+# default: the release's own EAGLE handling (lookahead block hashes since vLLM
+# 0.33.0); drop: the trailing-block drop (its fallback, the only mode before)
+EAGLE_MODES = ("default", "drop")
 SCHEMA = 1
 
 
@@ -30,6 +33,7 @@ class ReproOptions:
     accept: int = 2
     kinds: tuple[str, ...] = KINDS
     max_num_batched_tokens: int = 8192
+    eagle_mode: str = "default"
     model: str = "Qwen/Qwen3.5-0.8B-Base"  # GPU only
 
     def validate(self) -> ReproOptions:
@@ -57,6 +61,11 @@ class ReproOptions:
             raise ForkkitError(
                 f"{where}: --accept {self.accept} must be between 0 and "
                 f"--num-spec {self.num_spec}"
+            )
+        if self.eagle_mode not in EAGLE_MODES:
+            raise ForkkitError(
+                f"{where}: --eagle-mode {self.eagle_mode!r}; use "
+                + " or ".join(EAGLE_MODES)
             )
         if self.extend < 1:
             raise ForkkitError(f"{where}: --extend must be at least 1")
@@ -139,6 +148,7 @@ CPU_FLAGS = (
     "accept",
     "kinds",
     "max_num_batched_tokens",
+    "eagle_mode",
 )
 GPU_FLAGS = ("model", "hash_block_size", "num_spec", "prompt_lens", "extend", "kinds")
 

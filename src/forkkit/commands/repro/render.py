@@ -68,6 +68,19 @@ def _rerun(r: ReproResult) -> str:
     return f"`./dev -s {session} -- {flags}` (or `{plain} {flags}`)"
 
 
+def _eagle(mode: str, cfg: dict[str, object]) -> str:
+    """The EAGLE mode asked for and what the engine did with it."""
+    if "hash_lookahead_tokens" not in cfg:
+        return f"EAGLE mode `{mode}`"
+    ahead = cfg["hash_lookahead_tokens"]
+    did = (
+        f"lookahead block hashes ({ahead} token(s) past each block)"
+        if ahead
+        else "the trailing-block drop"
+    )
+    return f"EAGLE mode `{mode}`: the engine used {did}"
+
+
 def _setup(r: ReproResult) -> tuple[str, str]:
     """The heading, and the setup paragraph: what ran and where cached comes from."""
     o, cfg = r.options, r.fix.config
@@ -89,7 +102,8 @@ def _setup(r: ReproResult) -> tuple[str, str]:
         f"per step), block size {o.block_size} (scheduler "
         f"{cfg.get('scheduler_block_size', o.block_size)}), "
         f"`prefix_match_unit={o.hash_block_size}`, "
-        f"`max_num_batched_tokens={o.max_num_batched_tokens}`. Each row: a "
+        f"`max_num_batched_tokens={o.max_num_batched_tokens}`, "
+        f"{_eagle(o.eagle_mode, cfg)}. Each row: a "
         "fresh scheduler runs the prompt to completion, then the resend; "
         "cached = prefix-cache hit the engine reports for the resend "
         "(`prefill_stats.num_cached_tokens`)."
