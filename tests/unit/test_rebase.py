@@ -243,6 +243,34 @@ def test_conflict_keeps_everything_and_rerere_replays(
     assert statuses(third) == ["rerere"]
 
 
+@pytest.mark.e2e
+def test_a_resolution_that_also_edits_a_clean_file_is_replayed_whole(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    """rerere keeps only conflicted hunks; an edit the resolution needs in a
+    file that merged cleanly (a test refreshed for a renamed API) is kept too."""
+    target = onto(
+        toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": CALC_CONFLICT})
+    )
+    opts = Options(red_green=False)  # dry runs: the series goes to rebase/out
+    first = rebase(toy_project, target, opts)
+    assert statuses(first) == ["conflict"]
+    repo = Path(first.repo)
+    (repo / "toy" / "calc.py").write_text(CALC_CONFLICT_RESOLVED)
+    test = repo / "tests" / "test_fix.py"
+    refreshed = test.read_text() + "\n\ndef test_refreshed_for_the_new_upstream():\n"
+    refreshed += "    assert limit(3) == 3\n"
+    test.write_text(refreshed)
+
+    for run in (1, 2):  # recorded once, then replayed from the record alone
+        again = rebase(toy_project, target, opts)
+        assert statuses(again) == ["rerere"], run
+        out = Path(again.out_dir) / "patches" / again.new_series[0]
+        patch = out.read_text()
+        assert "+def test_refreshed_for_the_new_upstream():" in patch, run
+        assert "return n\n" in patch
+
+
 @pytest.mark.parametrize(
     ("calc", "detail"),
     [

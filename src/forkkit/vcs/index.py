@@ -24,10 +24,14 @@ class ScratchIndex:
         """Load ``rev``'s tree."""
         self._git.run("read-tree", rev, extra_env=self._env)
 
-    def add_directory(self, src: Path, *, exclude: tuple[str, ...] = ()) -> None:
-        """Stage every file under ``src`` (ignore rules do not apply)."""
+    def add_directory(
+        self, src: Path, *, exclude: tuple[str, ...] = (), force: bool = True
+    ) -> None:
+        """Stage every file under ``src`` (ignore rules apply only when not
+        ``force``)."""
         tree = ["--work-tree", str(src)]
-        self._git.run(*tree, "add", "-A", "--force", ".", extra_env=self._env)
+        add = ["add", "-A", *(["--force"] if force else []), "."]
+        self._git.run(*tree, *add, extra_env=self._env)
         if exclude:
             self._git.run(
                 *tree,

@@ -193,6 +193,10 @@ class Repo:
             self._git.run(*args, check=False)
         self._git.run("merge", "--abort", check=False)
 
+    def read_tree_into_worktree(self, rev: str) -> None:
+        """Make the index and the files ``rev``'s tree (conflicts included)."""
+        self._git.run("read-tree", "--reset", "-u", rev)
+
     def unmerged(self) -> list[str]:
         """Paths with unresolved conflicts."""
         out = self._git.out("diff", "--name-only", "--diff-filter=U")

@@ -92,8 +92,10 @@ def _conflicts(result: RebaseResult) -> list[str]:
         out += [f"- {c.describe()}" for c in p.conflicts]
         out.append(
             f"\nResolve the markers in `{result.repo}` (edit the files; no need to "
-            "commit), then rerun the same command: git rerere records the "
-            "resolution and replays it.\n"
+            "commit; other files of the patch may change too, e.g. its tests for "
+            "an API upstream renamed), then rerun the same command: the whole "
+            "resolution is recorded (git rerere and refs/forkkit/resolved) and "
+            "replayed.\n"
         )
     return out
 

@@ -41,7 +41,7 @@ from forkkit.testing.classify import classify
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.suiterun import run_with_runtime_from
-from forkkit.vcs import Repo, merge
+from forkkit.vcs import Repo, merge, resolution
 
 BRANCH = "rebase"
 TESTS_ONLY_TRAILER = "Forkkit-Tests-Only"
@@ -58,7 +58,8 @@ def open_repo(path: Path) -> tuple[Repo, int]:
     for lock in merge.clear_stale_locks(repo):
         say(f"removed {lock} (left by an interrupted run)")
     merge.enable_rerere(repo)
-    recorded = merge.record_resolutions(repo)
+    whole = resolution.record(repo)  # before rerere marks the files resolved
+    recorded = max(merge.record_resolutions(repo), int(whole))
     if recorded:
         say(f"recorded {recorded} conflict resolution(s) from the previous run")
     merge.reset_scratch(repo)
@@ -256,6 +257,9 @@ class RebaseState:
         pick = merge.cherry_pick(repo, res.old_commit)
         if pick.ok:
             return "3way"
+        if not pick.empty and resolution.replay(repo, res.old_commit):
+            merge.continue_pick(repo)
+            return "rerere"
         if pick.empty:
             merge.skip_pick(repo)
             repo.reset_hard(head)
@@ -316,7 +320,8 @@ class RebaseState:
         detail = {
             "clean": "",
             "3way": "hunks moved: " + "; ".join(h for v in bad.values() for h in v),
-            "rerere": "replayed recorded resolution(s) from .git/rr-cache",
+            "rerere": "replayed the recorded resolution (.git/rr-cache, "
+            "refs/forkkit/resolved)",
         }[status]
         sem = self.semantic(patch, old_commit, new_prev=head, test_source=new_commit)
         if sem and sem.absorbed and self.last_red:

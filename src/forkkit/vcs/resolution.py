@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Whole-tree resolutions of a cherry-pick, kept across rebase runs.
+
+``git rerere`` replays the resolution of each conflicted hunk, and nothing
+else. Resolving a patch onto a newer upstream often needs more: its tests
+call an API upstream renamed, in a file that merged cleanly. A cherry-pick
+left in progress and resolved by hand is therefore also recorded whole: the
+tree of every tracked and new file (ignore rules apply) as a commit under
+``refs/forkkit/resolved/KEY``, where KEY covers the tree it was resolved on
+(HEAD) and the patch-id of the picked change. The next pick of the same
+change onto the same tree checks that tree out instead of leaving conflicts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from forkkit.vcs.repo import RefUpdate, Repo
+
+RESOLVED_NS = "refs/forkkit/resolved/"
+_MARKERS = ("<<<<<<< ", ">>>>>>> ")
+
+
+def _key(repo: Repo, commit: str) -> str:
+    """The key of picking ``commit`` onto HEAD: HEAD's tree + the patch-id."""
+    pid = repo.patch_id(repo.diff(a=f"{commit}^", b=commit))
+    text = f"{repo.tree('HEAD')}\0{pid}"
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def _has_markers(path: Path) -> bool:
+    if not path.is_file():
+        return False
+    lines = path.read_text(errors="replace").splitlines()
+    return any(line.startswith(_MARKERS) for line in lines)
+
+
+def picking(repo: Repo) -> str | None:
+    """The commit of the cherry-pick in progress, if any."""
+    head = repo.git_dir() / "CHERRY_PICK_HEAD"
+    return head.read_text().strip() if head.is_file() else None
+
+
+def record(repo: Repo) -> bool:
+    """Record a cherry-pick in progress whose conflicts were resolved by hand.
+
+    Nothing is recorded while a conflicted file still holds a marker, nor
+    when no cherry-pick is in progress. Returns whether one was recorded.
+    """
+    commit = picking(repo)
+    if commit is None or not repo.rev("HEAD"):
+        return False
+    if any(_has_markers(repo.path / p) for p in repo.unmerged()):
+        return False
+    with repo.scratch_index("resolved") as index:
+        index.read_tree("HEAD")
+        index.add_directory(repo.path, force=False)
+        tree = index.write_tree()
+    head = repo.rev("HEAD")
+    assert head is not None
+    message = f"forkkit: resolution of {repo.message(commit).splitlines()[0]}\n"
+    sha = repo.commit_tree(tree=tree, message=message, parents=[head])
+    repo.update_refs([RefUpdate(RESOLVED_NS + _key(repo, commit), sha)])
+    return True
+
+
+def replay(repo: Repo, commit: str) -> bool:
+    """During a conflicted pick of ``commit``: check out its recorded whole
+    resolution (index and files) when there is one; return whether it was."""
+    recorded = repo.rev(RESOLVED_NS + _key(repo, commit))
+    if recorded is None:
+        return False
+    repo.read_tree_into_worktree(recorded)
+    return True
