@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -18,11 +19,18 @@ from forkkit.commands.rebase.absorb import (
     split_runtime,
 )
 from forkkit.commands.rebase.model import Options, RebaseResult, Target
+from forkkit.commands.rebase.render import render_markdown
 from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.patches.diff import split_hunks
+from forkkit.patches.retired import (
+    Retired,
+    merge_retired,
+    parse_retired,
+    render_retired,
+)
 from forkkit.patches.testids import in_test_file
 from forkkit.testing import junit
 from forkkit.testing.junit import JunitReport, Outcome
@@ -288,11 +296,24 @@ def test_textual_absorption(
 ) -> None:
     files = toy_release({"toy/calc.py": calc, "tests/test_fix.py": FIX_TEST})
     target = onto(toy_project, toy_upstream, "1.1", files)
+    (old,) = load_series(toy_project.series_file, toy_project.patches_dir).patches
+    digest = hashlib.sha256(old.path.read_bytes()).hexdigest()
     result = rebase(toy_project, target, Options(apply=True, red_green=True))
     assert statuses(result) == ["absorbed-textual"]
     assert detail in result.patches[0].detail
     assert result.can_retire and result.outcome == "retire" and result.written
     assert load_series(toy_project.series_file, toy_project.patches_dir).patches == ()
+    # where it went: patches/retired.toml, written with the series
+    record = toy_project.patches_dir / "retired.toml"
+    (entry,) = parse_retired(record.read_text())
+    assert (entry.name, entry.applied_upstream, entry.retired_from) == (
+        old.name,
+        "toy 1.1",
+        "toy 1.0",
+    )
+    assert entry.how == "absorbed-textual" and detail in entry.evidence
+    assert entry.sha256 == digest
+    assert result.retired == (entry,)
 
 
 @pytest.mark.e2e
@@ -312,6 +333,11 @@ def test_semantic_absorption(
     assert p.semantic.fail_to_pass == ("tests.test_fix::test_limit_reaches_n",)
     assert result.can_retire and result.new_series == ()
     assert snapshot(toy_project) == before  # dry run
+    # the dry run shows the record it would write, beside the refreshed series
+    out = Path(result.out_dir) / "patches" / "retired.toml"
+    (entry,) = parse_retired(out.read_text())
+    assert entry.how == "absorbed-semantic" and "FAIL_TO_PASS" in entry.evidence
+    assert "## Retired: absorbed upstream" in render_markdown(result)
     # Without the test-based check the over-correcting patch would be carried.
     if how.startswith("applies"):
         assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
@@ -599,3 +625,28 @@ def test_the_sha256_comes_from_the_index_or_the_pin_never_the_file(
     with pytest.raises(ForkkitError, match="cannot read the package index"):
         resolve_target(toy_project, "toy==1.1")
     assert path.is_file()
+
+
+# --- patches/retired.toml -------------------------------------------------------
+
+
+def test_retired_records_round_trip_and_merge() -> None:
+    one = Retired(
+        name="0001-a.patch",
+        subject='[Bugfix] "quoted" \\ subject',
+        applied_upstream="vllm 0.34.0",
+        how="absorbed-semantic",
+        evidence="all 10 FAIL_TO_PASS tests pass\non vllm 0.34.0 without it",
+        retired_from="vllm 0.30.0",
+        sha256="ab" * 32,
+    )
+    two = Retired(**{**one.__dict__, "name": "0002-b.patch", "how": "absorbed-textual"})
+    text = render_retired([one, two])
+    assert text.startswith("# Patches that left the series")
+    assert parse_retired(text) == (one, two)
+    again = Retired(**{**one.__dict__, "applied_upstream": "vllm 0.35.0"})
+    assert merge_retired((one, two), (again,)) == (two, again)
+    with pytest.raises(ForkkitError) as err:
+        parse_retired("[[retired]\nname = 1", where="patches/retired.toml")
+    assert str(err.value).startswith("patches/retired.toml: not a list of retired")
+    assert "\n" not in str(err.value)

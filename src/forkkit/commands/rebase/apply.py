@@ -19,6 +19,13 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
+from forkkit.patches.retired import (
+    RETIRED_FILE,
+    Retired,
+    merge_retired,
+    parse_retired,
+    render_retired,
+)
 from forkkit.patches.series import (
     parse_series_file,
     rewrite_series_text,
@@ -113,13 +120,20 @@ def unknown_patches(patches_dir: Path, series: Iterable[str]) -> list[Path]:
 
 
 def write_back(
-    cfg: ForkConfig, repo: Repo, new: NewSeries, *, old: Sequence[str], toml: str
+    cfg: ForkConfig,
+    repo: Repo,
+    new: NewSeries,
+    *,
+    old: Sequence[str],
+    toml: str,
+    retired: Sequence[Retired] = (),
 ) -> None:
     """Replace the series in patches/ and re-pin fork.toml: all or nothing.
 
     ``old`` is the series being replaced: of its entries, those the new
     series drops are deleted. A file the old series does not name is never
-    deleted nor overwritten.
+    deleted nor overwritten. ``retired`` (patches upstream absorbed) is added
+    to ``patches/retired.toml`` in the same transaction.
     """
     patches, series = verify(repo, new)
     clash = [p for p in unknown_patches(cfg.patches_dir, old) if p.name in new.names]
@@ -135,6 +149,10 @@ def write_back(
         if name not in new.names:
             txn.delete(cfg.patches_dir / name)
     txn.write(cfg.series_file, series)
+    if retired:
+        record = cfg.patches_dir / RETIRED_FILE
+        earlier = parse_retired(record.read_text()) if record.is_file() else ()
+        txn.write(record, render_retired(merge_retired(earlier, retired)))
     txn.write(cfg.path, toml)
     say(f"writing {len(new.names)} patch(es), {cfg.series_file.name} and fork.toml")
     txn.commit()

@@ -7,10 +7,11 @@ analysis, :mod:`forkkit.commands.rebase.run` does the I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from forkkit.config import UpstreamSpec
+from forkkit.patches.retired import Retired
 
 Status = Literal[
     "clean",  # git am applied it as is (offsets allowed, no fuzz)
@@ -154,6 +155,7 @@ class RebaseResult:
     proof_valid: bool | None = None  # None: not run
     written: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    retired: tuple[Retired, ...] = ()  # absorbed patches, with provenance
 
     @property
     def absorbed(self) -> list[PatchResult]:
@@ -211,4 +213,27 @@ class RebaseResult:
             "proof": self.proof,
             "written": self.written,
             "notes": list(self.notes),
+            "retired": [asdict(r) for r in self.retired],
         }
+
+
+def retired_records(
+    result: RebaseResult, *, digests: dict[str, str]
+) -> tuple[Retired, ...]:
+    """The provenance of each patch the rebase found absorbed
+    (``digests``: patch name -> sha256 of its file)."""
+    out = []
+    for p in result.absorbed:
+        evidence = p.semantic.note if p.semantic and p.semantic.note else p.detail
+        out.append(
+            Retired(
+                name=p.name,
+                subject=p.subject,
+                applied_upstream=result.new_label,
+                how=p.status,
+                evidence=evidence,
+                retired_from=result.old_label,
+                sha256=digests.get(p.name, ""),
+            )
+        )
+    return tuple(out)

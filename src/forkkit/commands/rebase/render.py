@@ -125,6 +125,22 @@ def _semantic(result: RebaseResult) -> list[str]:
     ]
 
 
+def _retired(result: RebaseResult) -> list[str]:
+    """Where each absorbed patch went (``patches/retired.toml`` on --apply)."""
+    if not result.retired:
+        return []
+    rows = [
+        [r.name, r.applied_upstream, _STATUS_TEXT.get(r.how, r.how), r.evidence]
+        for r in result.retired
+    ]
+    where = "patches/retired.toml" if result.written else "retired.toml (out folder)"
+    return [
+        "## Retired: absorbed upstream\n",
+        f"Recorded in `{where}` with the sha256 of each patch as it last was.\n",
+        md_table(["patch", "applied upstream", "how", "evidence"], rows),
+    ]
+
+
 def _tail(result: RebaseResult) -> list[str]:
     """The range-diff, the red/green proof and the notes."""
     out: list[str] = []
@@ -153,5 +169,6 @@ def _tail(result: RebaseResult) -> list[str]:
 def render_markdown(result: RebaseResult) -> str:
     """The PR-ready Markdown report."""
     out = [*_summary(result), "", "## Patches\n", _patch_table(result)]
-    out += _conflicts(result) + _semantic(result) + _tail(result)
+    out += _conflicts(result) + _retired(result) + _semantic(result)
+    out += _tail(result)
     return "\n".join(out) + "\n"

@@ -18,6 +18,7 @@ missing (the report then says unproven).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from forkkit.commands.rebase.model import (
     PatchResult,
     RebaseResult,
     Target,
+    retired_records,
 )
 from forkkit.commands.rebase.steps import (
     BRANCH,
@@ -48,6 +50,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say, step
+from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.upstream.index import resolve_sdist
 from forkkit.vcs import merge
 
@@ -190,6 +193,13 @@ def _export(
         kept=[r.name for r in results if r.new_commit],
     )
     range_diff = merge.range_diff(repo, old=old, new=(new_base, new_head))
+    digests = {
+        p.name: hashlib.sha256(p.path.read_bytes()).hexdigest()
+        for p in state.series.patches
+    }
+    retired = retired_records(base, digests=digests)
+    if retired:
+        (out / "patches" / RETIRED_FILE).write_text(render_retired(retired))
     (out / "fork.toml").write_text(toml)
     (out / "range-diff.txt").write_text(range_diff + "\n")
     result = dataclasses.replace(
@@ -198,6 +208,7 @@ def _export(
         out_dir=str(out),
         new_series=new.names,
         range_diff=range_diff,
+        retired=retired,
     )
     return result, new
 
@@ -282,7 +293,7 @@ def _apply(
         state.notes.append(why)
         return result
     old = [p.name for p in state.series.patches]
-    write_back(state.cfg, state.repo, new, old=old, toml=toml)
+    write_back(state.cfg, state.repo, new, old=old, toml=toml, retired=result.retired)
     flag = " (UNPROVEN: --apply-unproven)" if result.unproven else ""
     say(f"wrote {len(new.names)} patch(es) to {state.cfg.patches_dir}; re-pinned{flag}")
     return dataclasses.replace(result, written=True)

@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``patches/retired.toml``: where each patch that left the series went (pure).
+
+A patch upstream absorbed leaves the series with a record, in the spirit of
+DEP-3's ``Applied-Upstream`` and ``Forwarded`` fields: the release that has
+its behaviour, how forkkit knows (the same change upstream, or its
+FAIL_TO_PASS tests passing there without it), the pin it was carried on, and
+the sha256 of the patch as it last was (its text stays in git history).
+Only ``forkkit rebase --apply`` writes this file, with the series.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+from forkkit.errors import ForkkitError
+
+RETIRED_FILE = "retired.toml"
+_HEADER = (
+    "# Patches that left the series because upstream absorbed them.\n"
+    "# Written by `forkkit rebase --apply`; DEP-3 style: applied_upstream is\n"
+    "# the release that has the behaviour, forwarded the upstream change.\n"
+)
+
+
+@dataclass(frozen=True)
+class Retired:
+    """One retired patch and its provenance."""
+
+    name: str
+    subject: str
+    applied_upstream: str  # e.g. "vllm 0.34.0"
+    how: str  # "absorbed-textual" or "absorbed-semantic"
+    evidence: str  # one sentence: what was measured
+    retired_from: str  # the pin it was carried on, e.g. "vllm 0.30.0"
+    sha256: str  # of the patch file as it last was
+    forwarded: str = ""  # the upstream PR, when known
+
+
+def _quote(value: str) -> str:
+    """A TOML basic string."""
+    out = value.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + out.replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def render_retired(entries: Sequence[Retired]) -> str:
+    """The file's text: a header, then one ``[[retired]]`` table each."""
+    out = [_HEADER]
+    for e in entries:
+        out.append("\n[[retired]]\n")
+        out += [f"{f.name} = {_quote(getattr(e, f.name))}\n" for f in fields(e)]
+    return "".join(out)
+
+
+def parse_retired(text: str, *, where: str = RETIRED_FILE) -> tuple[Retired, ...]:
+    """The entries of a ``retired.toml``; one-line error when malformed."""
+    try:
+        doc = tomllib.loads(text)
+        rows = doc.get("retired", [])
+        if not isinstance(rows, list):
+            raise ValueError("'retired' is not an array of tables")
+        known = {f.name for f in fields(Retired)}
+        return tuple(
+            Retired(**{k: str(v) for k, v in row.items() if k in known}) for row in rows
+        )
+    except (tomllib.TOMLDecodeError, ValueError, TypeError, AttributeError) as exc:
+        raise ForkkitError(
+            f"{where}: not a list of retired patches ({exc}); restore it from git"
+        ) from None
+
+
+def merge_retired(
+    old: Sequence[Retired], new: Sequence[Retired]
+) -> tuple[Retired, ...]:
+    """``old`` then ``new``; a name retired again keeps its newest record."""
+    renamed = {e.name for e in new}
+    return (*(e for e in old if e.name not in renamed), *new)
