@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from forkkit.commands.prbody.render import render_markdown
 from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.patches.retired import Retired
 
 _PIPE = re.compile(r"(?<!\\)\|")
 _DETAILS = re.compile(r"<(/?)details\b")
@@ -251,3 +253,38 @@ def test_render_without_optional_keys() -> None:
     body = render_markdown(PrInputs(title="", red_green={"classification": {}}))
     assert check_markdown(body) == 2
     assert "### FAIL_TO_PASS (0)\n\n- (none)" in body
+
+
+def _retired(name: str, release: str) -> Retired:
+    return Retired(
+        name=name,
+        subject=f"[Bugfix] {name}",
+        applied_upstream=release,
+        how="absorbed-semantic",
+        evidence="all its FAIL_TO_PASS tests pass on the new upstream without the fix",
+        retired_from="vllm 0.30.0",
+        sha256="00" * 32,
+    )
+
+
+def test_what_upstream_already_has() -> None:
+    rg: dict[str, Any] = {"classification": {}}
+    assert "What upstream already has" not in render_markdown(
+        PrInputs(title="", red_green=rg)
+    )
+    one = _retired("0001-a.patch", "vllm 0.32.0")
+    two = _retired("0002-b.patch", "vllm 0.34.0")
+    rebase = {"new": "vllm 0.34.0", "can_retire": True, "retired": [asdict(two)]}
+    body = render_markdown(
+        PrInputs(title="", red_green=rg, retired=(one,), rebase=rebase)
+    )
+    check_markdown(body)
+    section = body.split("## What upstream already has", 1)[1].split("\n## ")[0]
+    assert "Retired from the series (`patches/retired.toml`)" in section
+    assert "| [Bugfix] 0001-a.patch | vllm 0.32.0 |" in section
+    assert "found that upstream has every patch: the fork can retire" in section
+    assert "| [Bugfix] 0002-b.patch | vllm 0.34.0 |" in section
+    bad = {"new": "vllm 0.34.0", "retired": ["junk", {"name": 1}]}
+    assert "What upstream" not in render_markdown(
+        PrInputs(title="", red_green=rg, rebase=bad)
+    )

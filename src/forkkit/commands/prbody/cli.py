@@ -43,6 +43,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reconcile.json if there)",
     )
     parser.add_argument(
+        "--rebase",
+        type=Path,
+        metavar="FILE",
+        help="rebase report (default: <workdir>/reports/rebase/rebase.json if "
+        "there and made from the current pin): what a newer release absorbed",
+    )
+    parser.add_argument(
         "--output",
         "-o",
         dest="out_file",
@@ -57,7 +64,10 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     if args.out_file is not None:
         check_output_file(args.out_file)
     paths = ReportPaths(
-        red_green=args.red_green, repro=args.repro, reconcile=args.reconcile
+        red_green=args.red_green,
+        repro=args.repro,
+        reconcile=args.reconcile,
+        rebase=args.rebase,
     )
     text = pr_body(cfg, paths)
     if args.out_file is None:

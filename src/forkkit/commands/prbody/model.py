@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkkit.docpath import get
+from forkkit.patches.retired import Retired
 
 FOLD_AFTER = 12  # longer test lists go in a <details> block
 SHOWN_TESTS = 3  # tests named per hunk in the hunk matrix
@@ -32,6 +33,8 @@ class PrInputs:
     red_green: Mapping[str, Any]
     repro: Mapping[str, Any] | None = None
     reconcile: Mapping[str, Any] | None = None
+    rebase: Mapping[str, Any] | None = None  # the latest rebase report
+    retired: Sequence[Retired] = ()  # patches/retired.toml
     # local path -> portable name, e.g. the workdir -> ``WORKDIR``
     roots: Mapping[str, str] = field(default_factory=dict)
 

@@ -25,6 +25,7 @@ from forkkit.commands.prbody.model import (
     zero_or,
 )
 from forkkit.commands.prbody.render_reconcile import reconcile_md
+from forkkit.commands.prbody.render_upstream import upstream_md
 from forkkit.docpath import get
 from forkkit.output.report import md_table
 from forkkit.testing.classify import CATEGORIES
@@ -43,6 +44,7 @@ def render_markdown(inp: PrInputs) -> str:
     rg = inp.red_green
     parts = [
         *_purpose(inp),
+        *upstream_md(inp.retired, inp.rebase),
         *_test_plan(inp),
         *_verdict(rg),
         *_fail_to_pass(rg),

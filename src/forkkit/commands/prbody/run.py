@@ -16,6 +16,7 @@ from forkkit.commands.prbody.render import render_markdown
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.report import read_report_json
+from forkkit.patches.retired import RETIRED_FILE, Retired, parse_retired
 
 __all__ = ["ReportPaths", "pr_body", "write_body"]
 
@@ -27,6 +28,7 @@ class ReportPaths:
     red_green: Path | None = None
     repro: Path | None = None
     reconcile: Path | None = None
+    rebase: Path | None = None
 
 
 def _optional(given: Path | None, default: Path, *, what: str) -> dict[str, Any] | None:
@@ -36,6 +38,24 @@ def _optional(given: Path | None, default: Path, *, what: str) -> dict[str, Any]
     return read_report_json(
         given or default, what=what, hint=f"run forkkit {what.split()[0]} first"
     )
+
+
+def _rebase(cfg: ForkConfig, given: Path | None) -> dict[str, Any] | None:
+    """The rebase report; the default one only when made from the current pin
+    (an older one speaks of another series)."""
+    default = cfg.work.reports / "rebase" / "rebase.json"
+    doc = _optional(given, default, what="rebase report")
+    if given is None and doc is not None and doc.get("old") != cfg.upstream.label:
+        return None
+    return doc
+
+
+def _retired(cfg: ForkConfig) -> tuple[Retired, ...]:
+    """``patches/retired.toml``, when the series has retired patches."""
+    record = cfg.patches_dir / RETIRED_FILE
+    if not record.is_file():
+        return ()
+    return parse_retired(record.read_text(), where=str(record))
 
 
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
@@ -64,6 +84,8 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
             reports / "reconcile" / "reconcile.json",
             what="reconcile report",
         ),
+        rebase=_rebase(cfg, paths.rebase),
+        retired=_retired(cfg),
         roots=roots,
     )
     return render_markdown(inputs)
