@@ -1,4 +1,4 @@
-"""Rebase the real series from vLLM 0.30.0 onto 0.31.0 (measured, not assumed).
+"""Rebase the real series from vLLM 0.30.0 onto 0.31.0 and 0.34.0 (measured).
 
 0.31.0 ships upstream's own fix of the Mamba tail registration, not ours:
 the first patch still merges (3-way) but its FAIL_TO_PASS tests already pass
@@ -17,7 +17,7 @@ import pytest
 
 from forkkit.commands.rebase.model import Options
 from forkkit.commands.rebase.run import rebase, resolve_target
-from forkkit.config import load_config
+from forkkit.config import ForkConfig, load_config
 from forkkit.fork.seriesfiles import load_series
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
@@ -30,6 +30,33 @@ DECISIVE = (
 )
 
 
+def _pinned_venv(cfg: ForkConfig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every version's tests run in the pinned version's CPU venv (the newer
+    requirements are not installed; the cache suites need none of them)."""
+    if os.environ.get("FORKKIT_TESTENV_PYTHON"):
+        return
+    sdists = cfg.workdir / "cache" / "sdist"
+    tree = extract_sdist(
+        fetch_sdist(cfg.upstream, sdists),
+        cfg.workdir / "upstream" / f"vllm-{cfg.upstream.version}",
+        cfg.upstream.sha256,
+    )
+    python = ensure_testenv(cfg, tree).python
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(python))
+
+
+def _scratch_workdir(
+    cfg: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ForkConfig:
+    """The rebase repo, trees and reports go to a temporary work dir; the
+    sdist cache stays the project's."""
+    wd = tmp_path / "wd"
+    (wd / "cache").mkdir(parents=True)
+    (wd / "cache" / "sdist").symlink_to(cfg.workdir / "cache" / "sdist")
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(wd))
+    return load_config(ROOT / "fork.toml")
+
+
 def test_rebase_onto_031_absorbs_registration_carries_lookup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -38,24 +65,8 @@ def test_rebase_onto_031_absorbs_registration_carries_lookup(
     if cfg.upstream.version != "0.30.0" or len(series.patches) < 2:
         pytest.skip("measured for the series pinned to vLLM 0.30.0")
     before = {p: p.read_bytes() for p in [cfg.path, *cfg.patches_dir.iterdir()]}
-    # Every version's tests run in the pinned version's CPU venv (the newer
-    # requirements are not installed; the cache suites need none of them).
-    if not os.environ.get("FORKKIT_TESTENV_PYTHON"):
-        sdists = cfg.workdir / "cache" / "sdist"
-        tree = extract_sdist(
-            fetch_sdist(cfg.upstream, sdists),
-            cfg.workdir / "upstream" / f"vllm-{cfg.upstream.version}",
-            cfg.upstream.sha256,
-        )
-        python = ensure_testenv(cfg, tree).python
-        monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(python))
-    # The rebase repo, trees and reports go to a temporary work dir; the
-    # sdist cache stays the project's.
-    wd = tmp_path / "wd"
-    (wd / "cache").mkdir(parents=True)
-    (wd / "cache" / "sdist").symlink_to(cfg.workdir / "cache" / "sdist")
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(wd))
-    cfg = load_config(ROOT / "fork.toml")
+    _pinned_venv(cfg, monkeypatch)
+    cfg = _scratch_workdir(cfg, tmp_path, monkeypatch)
 
     target = resolve_target(cfg, "vllm==0.31.0")
     result = rebase(
@@ -81,4 +92,37 @@ def test_rebase_onto_031_absorbs_registration_carries_lookup(
         in (Path(result.out_dir) / "patches" / result.new_series[0]).read_text()
     )
     # a dry run: nothing of the project changed
+    assert before == {p: p.read_bytes() for p in before}
+
+
+def test_dry_run_onto_034_absorbs_registration_and_stops_at_the_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM 0.34.0 from a fresh clone (no recorded resolution): upstream
+    rewrote the registration (absorbed: its tests pass there without it) and
+    the lookup (our hunks conflict with upstream's own proof margin). The
+    resolution (upstream's code, our test refreshes) is a maintainer's, and
+    after it the whole series is absorbed (see the closing note of issue 21);
+    here the tool must stop at the conflict and name the files."""
+    cfg = load_config(ROOT / "fork.toml")
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    if cfg.upstream.version != "0.30.0" or len(series.patches) < 3:
+        pytest.skip("measured for the series pinned to vLLM 0.30.0")
+    before = {p: p.read_bytes() for p in [cfg.path, *cfg.patches_dir.iterdir()]}
+    _pinned_venv(cfg, monkeypatch)
+    cfg = _scratch_workdir(cfg, tmp_path, monkeypatch)
+
+    result = rebase(
+        cfg,
+        resolve_target(cfg, "vllm==0.34.0"),
+        Options(red_green=False, pytest_args=("-k", DECISIVE)),
+    )
+
+    registration, lookup, dcp = result.patches
+    assert registration.status == "absorbed-semantic", registration.detail
+    assert lookup.status == "conflict", lookup.detail
+    conflicted = {c.path for c in lookup.conflicts}
+    assert "vllm/v1/core/kv_cache_coordinator.py" in conflicted
+    assert dcp.status == "not-tried"
+    assert result.outcome == "conflict" and not result.written
     assert before == {p: p.read_bytes() for p in before}

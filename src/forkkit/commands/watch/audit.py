@@ -13,6 +13,7 @@ the result cache.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -106,9 +107,7 @@ def history_rows(
     newest: RebaseResult | None = None
     for i, release in enumerate(releases):
         last = i == len(releases) - 1
-        row_opts = opts if last else Options(
-            semantic=opts.semantic, red_green=False, pytest_args=opts.pytest_args
-        )  # fmt: skip
+        row_opts = opts if last else dataclasses.replace(opts, red_green=False)
         path = folder / f"{row_key(cfg, targets[release], row_opts)}.json"
         row = None if last else _read_row(path)
         if row is not None:
