@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 from forkkit.cli import main
+from forkkit.commands.watch.history import History, HistoryCell, HistoryRow
 from forkkit.commands.watch.model import fallback_version, newer_releases
+from forkkit.commands.watch.render_history import render_history
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.upstream.index import sdist_versions
@@ -322,3 +324,36 @@ def test_all_up_to_a_version(
     assert watch(toy_project, "--all", "--version", "1.1") == 30
     data = report(toy_project)
     assert data["history"]["releases"] == ["1.1"] and data["checked"] == "1.1"
+
+
+def _row(release: str, *cells: tuple[str, str]) -> HistoryRow:
+    return HistoryRow(
+        release,
+        "rebased",
+        tuple(
+            HistoryCell(f"p{i}", applies, need)  # type: ignore[arg-type]
+            for i, (applies, need) in enumerate(cells)
+        ),
+    )
+
+
+def test_first_absorbed_and_the_unmeasured_releases_before_it() -> None:
+    rows = (
+        _row("1.1", ("absorbed", "absorbed"), ("3way", "needed"), ("3way", "needed")),
+        _row("1.2", ("absorbed", "absorbed"), ("3way", "unknown"), ("clean", "needed")),
+        _row("1.3", ("3way", "needed"), ("3way", "unknown"), ("clean", "needed")),
+        _row(
+            "1.4",
+            ("absorbed", "absorbed"),
+            ("absorbed", "absorbed"),
+            ("3way", "needed"),
+        ),
+    )
+    history = History("toy", "1.0", ("p0", "p1", "p2"), rows)
+    # p0 came back in 1.3: only the last unbroken run counts
+    assert history.first_absorbed() == {"p0": "1.4", "p1": "1.4", "p2": ""}
+    assert history.unmeasured() == {"p0": [], "p1": ["1.2", "1.3"], "p2": []}
+    md = render_history(history)
+    assert "- p1: absorbed since 1.4 (not measured on 1.2, 1.3:" in md
+    assert "- p2: not absorbed by any release" in md
+    assert rows[1].cells[1].label == "applies 3-way; need not measured"

@@ -165,6 +165,21 @@ def first_absorbed(rows: Sequence[HistoryRow], patch: str) -> str:
     return first
 
 
+def unmeasured_before(
+    rows: Sequence[HistoryRow], patch: str, release: str
+) -> list[str]:
+    """The releases just before ``release`` where the patch applied but its
+    need could not be measured: upstream may have taken it there already."""
+    out: list[str] = []
+    for row in rows:
+        if row.release == release:
+            return out
+        cell = next((c for c in row.cells if c.patch == patch), None)
+        unknown = cell is not None and cell.need == "unknown"
+        out = [*out, row.release] if unknown else []
+    return out
+
+
 @dataclass(frozen=True)
 class History:
     """The whole audit: the pin, the releases (oldest first), each patch."""
@@ -177,6 +192,14 @@ class History:
     def first_absorbed(self) -> dict[str, str]:
         return {p: first_absorbed(self.rows, p) for p in self.patches}
 
+    def unmeasured(self) -> dict[str, list[str]]:
+        """Per patch, the unmeasured releases just before its first absorbed."""
+        first = self.first_absorbed()
+        return {
+            p: unmeasured_before(self.rows, p, first[p]) if first[p] else []
+            for p in self.patches
+        }
+
     def to_json(self) -> dict[str, Any]:
         return {
             "format": HISTORY_FORMAT,
@@ -186,4 +209,5 @@ class History:
             "releases": [r.release for r in self.rows],
             "rows": [{**r.to_json(), "cached": r.cached} for r in self.rows],
             "first_absorbed": self.first_absorbed(),
+            "unmeasured_before": self.unmeasured(),
         }

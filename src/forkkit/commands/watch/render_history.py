@@ -27,12 +27,16 @@ def render_history(history: History) -> str:
     ]
     out.append(md_table(["release", *history.patches], rows))
     out.append("**Where upstream took each patch's behaviour:**\n")
+    unmeasured = history.unmeasured()
     for patch in history.patches:
         where = first[patch]
-        out.append(
-            f"- {patch}: "
-            + (f"absorbed since {where}" if where else "not absorbed by any release")
-        )
+        line = f"absorbed since {where}" if where else "not absorbed by any release"
+        if unmeasured[patch]:
+            line += (
+                f" (not measured on {', '.join(unmeasured[patch])}: its tests "
+                "cannot run there, so upstream may have taken it earlier)"
+            )
+        out.append(f"- {patch}: {line}")
     details = [
         f"- {r.release} · {c.patch}: {c.detail}"
         for r in history.rows
