@@ -249,6 +249,30 @@ def test_portable_paths() -> None:
     assert pytest_command(cmd) == "python -m pytest -q tests"
 
 
+@pytest.mark.parametrize("home", ["/", "", "//"])
+def test_a_home_of_the_root_folder_names_nothing(home: str) -> None:
+    """HOME=/ (or empty: Path.home() is then "/") must not put ``~`` between
+    every character of the description."""
+    text = "## Purpose\nsee /w/wd/x.log"
+    assert portable(text, {"/w/wd": "WORKDIR", home: "~"}) == (
+        "## Purpose\nsee WORKDIR/x.log"
+    )
+
+
+def test_pr_body_with_home_at_the_root(
+    toy_project: ForkConfig,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    tree = materialize(toy_project)
+    prove(toy_project, tree, out_dir=toy_project.work.report_dir("red_green"))
+    capsys.readouterr()
+    monkeypatch.setenv("HOME", "/")
+    assert cli.main(["--config", str(toy_project.path), "pr-body"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("## Purpose\n") and "~#" not in out
+
+
 def test_render_without_optional_keys() -> None:
     body = render_markdown(PrInputs(title="", red_green={"classification": {}}))
     assert check_markdown(body) == 2

@@ -90,8 +90,9 @@ def portable(text: str, roots: Mapping[str, str]) -> str:
     """``text`` with local absolute paths replaced: each of ``roots`` by its
     name (longest first), any other by ``…/`` and its last part."""
     for root in sorted(roots, key=len, reverse=True):
-        if root:
-            text = text.replace(root.rstrip("/"), roots[root])
+        folder = root.rstrip("/")
+        if folder.startswith("/"):  # "/" itself (HOME=/ or empty) names nothing
+            text = text.replace(folder, roots[root])
     return _ABSOLUTE.sub(
         lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text
     )
