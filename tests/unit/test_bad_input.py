@@ -302,3 +302,28 @@ def test_patch_unreadable(project: ForkConfig) -> None:
     proc, before = _run(project, "materialize", drop_dac=True)
     assert_one_line_error(proc, str(patch), "cannot read")
     before.assert_same(project.root, project.workdir)
+
+
+@pytest.mark.parametrize("lock", ["index.lock", "refs/forkkit/built.lock"])
+def test_a_lock_file_left_by_a_killed_git_is_named(
+    project: ForkConfig, lock: str
+) -> None:
+    """A kill -9 mid-write leaves git's lock file; the next command that
+    writes names it (git alone says "remove the file manually")."""
+    assert (
+        forkkit_cli(
+            "--config", str(project.path), "materialize", cwd=project.root
+        ).returncode
+        == 0
+    )
+    fork = project.workdir / "fork" / ".git"
+    (fork / lock).parent.mkdir(parents=True, exist_ok=True)
+    (fork / lock).write_text("")
+    proc = forkkit_cli(
+        "--config", str(project.path), "materialize", "--force", cwd=project.root
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    errors = [x for x in proc.stderr.splitlines() if not x.startswith("[forkkit]")]
+    assert len(errors) == 1 and errors[0].startswith("forkkit: error: git ")
+    assert f"{fork / lock} exists" in errors[0] and "delete it and rerun" in errors[0]
+    assert (fork / lock).exists()  # not ours to delete: it may be a live git's

@@ -7,6 +7,7 @@ through :class:`forkkit.vcs.Repo`.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,10 @@ BOT_EMAIL = "fork-kit@users.noreply.github.com"
 FIXED_DATE = "2000-01-01T00:00:00+0000"
 
 
+# git's message for a lock file left in place: "Unable to create 'P.lock': File exists."
+_LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
 class GitError(ForkkitError):
     """A git command failed; carries its stderr."""
 
@@ -28,6 +33,12 @@ class GitError(ForkkitError):
         self.returncode = returncode
         self.stderr = stderr
         last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+        lock = _LOCKED.search(stderr)
+        if lock:
+            last = (
+                f"{lock.group(1)} exists: a git process holds it, or one was "
+                "killed; if no git runs in that repository, delete it and rerun"
+            )
         super().__init__(f"git {' '.join(args[:3])} failed ({returncode}): {last}")
 
 
