@@ -202,6 +202,15 @@ class Repo:
         out = self._git.out("diff", "--name-only", "--diff-filter=U")
         return out.splitlines()
 
+    def conflict_stages(self) -> dict[str, set[int]]:
+        """Per unmerged path, its index stages (1 base, 2 ours, 3 theirs)."""
+        stages: dict[str, set[int]] = {}
+        for line in self._git.out("ls-files", "-u", "-z").split("\0"):
+            if "\t" in line:
+                meta, path = line.split("\t", 1)
+                stages.setdefault(path, set()).add(int(meta.split()[2]))
+        return stages
+
     def nothing_staged(self) -> bool:
         """Whether the index equals HEAD."""
         return self._git.ok("diff", "--cached", "--quiet")

@@ -45,14 +45,18 @@ def picking(repo: Repo) -> str | None:
 def record(repo: Repo) -> bool:
     """Record a cherry-pick in progress whose conflicts were resolved by hand.
 
-    Nothing is recorded while a conflicted file still holds a marker, nor
+    Nothing is recorded while any changed file still holds a marker, while
+    a modify/delete conflict is left unresolved (it has no markers), nor
     when no cherry-pick is in progress. Returns whether one was recorded.
     """
     commit = picking(repo)
     if commit is None or not repo.rev("HEAD"):
         return False
-    if any(_has_markers(repo.path / p) for p in repo.unmerged()):
-        return False
+    stages = repo.conflict_stages()
+    if any(not {2, 3} <= s for s in stages.values()):
+        return False  # a modify/delete conflict: resolved only by git add/rm
+    if any(_has_markers(repo.path / p) for p in {*stages, *repo.dirty()}):
+        return False  # still conflicted (git add of a file keeps its markers)
     with repo.scratch_index("resolved") as index:
         index.read_tree("HEAD")
         index.add_directory(repo.path, force=False)
