@@ -373,6 +373,9 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
     if dependent:
         # the count patch edits the limit patch's test file: those tests stay
         assert "tests-only patch" in result.patches[0].detail
+        (record,) = parse_retired((cfg.patches_dir / "retired.toml").read_text())
+        assert record.name == result.patches[0].name
+        assert record.evidence.endswith("stay in the series as a tests-only patch")
         assert subjects == [
             "[Tests] [Bugfix] limit reaches n",
             "[Bugfix] count counts every item",

@@ -338,7 +338,7 @@ def _row(release: str, *cells: tuple[str, str]) -> HistoryRow:
 
 
 def test_first_absorbed_and_the_unmeasured_releases_before_it() -> None:
-    rows = (
+    rows: tuple[HistoryRow, ...] = (
         _row("1.1", ("absorbed", "absorbed"), ("3way", "needed"), ("3way", "needed")),
         _row("1.2", ("absorbed", "absorbed"), ("3way", "unknown"), ("clean", "needed")),
         _row("1.3", ("3way", "needed"), ("3way", "unknown"), ("clean", "needed")),
@@ -349,11 +349,13 @@ def test_first_absorbed_and_the_unmeasured_releases_before_it() -> None:
             ("3way", "needed"),
         ),
     )
+    rows += (_row("1.5", ("absorbed", "absorbed"), ("conflict", "unknown")),)
     history = History("toy", "1.0", ("p0", "p1", "p2"), rows)
-    # p0 came back in 1.3: only the last unbroken run counts
+    # p0 came back in 1.3: only the last unbroken run counts; p1 was not
+    # measured on 1.5 (it conflicts there), which breaks nothing
     assert history.first_absorbed() == {"p0": "1.4", "p1": "1.4", "p2": ""}
-    assert history.unmeasured() == {"p0": [], "p1": ["1.2", "1.3"], "p2": []}
+    assert history.unmeasured() == {"p0": [], "p1": ["1.2", "1.3", "1.5"], "p2": []}
     md = render_history(history)
-    assert "- p1: absorbed since 1.4 (not measured on 1.2, 1.3:" in md
+    assert "- p1: absorbed since 1.4 (not measured on 1.2, 1.3, 1.5:" in md
     assert "- p2: not absorbed by any release" in md
     assert rows[1].cells[1].label == "applies 3-way; need not measured"

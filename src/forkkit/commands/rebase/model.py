@@ -221,10 +221,14 @@ def retired_records(
     result: RebaseResult, *, digests: dict[str, str]
 ) -> tuple[Retired, ...]:
     """The provenance of each patch the rebase found absorbed
-    (``digests``: patch name -> sha256 of its file)."""
+    (``digests``: patch name -> sha256 of its file). ``result`` holds the
+    pruned verdicts: an absorbed patch whose tests a later patch builds on
+    keeps them as a tests-only patch, and its record says so."""
     out = []
     for p in result.absorbed:
         evidence = p.semantic.note if p.semantic and p.semantic.note else p.detail
+        if p.new_commit:
+            evidence += "; its test changes stay in the series as a tests-only patch"
         out.append(
             Retired(
                 name=p.name,

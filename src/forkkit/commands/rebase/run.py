@@ -197,7 +197,9 @@ def _export(
         p.name: hashlib.sha256(p.path.read_bytes()).hexdigest()
         for p in state.series.patches
     }
-    retired = retired_records(base, digests=digests)
+    retired = retired_records(
+        dataclasses.replace(base, patches=tuple(results)), digests=digests
+    )
     if retired:
         (out / "patches" / RETIRED_FILE).write_text(render_retired(retired))
     (out / "fork.toml").write_text(toml)

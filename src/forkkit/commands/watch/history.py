@@ -149,35 +149,48 @@ def row_of(release: str, result: RebaseResult) -> HistoryRow:
     )
 
 
+def _state(row: HistoryRow, patch: str) -> Need:
+    """Whether upstream had the patch's behaviour on this release."""
+    cell = next((c for c in row.cells if c.patch == patch), None)
+    if cell is None:
+        return "unknown"
+    if cell.applies == "absorbed":
+        return "absorbed"
+    return cell.need
+
+
 def first_absorbed(rows: Sequence[HistoryRow], patch: str) -> str:
-    """The oldest release (rows oldest first) from which upstream has the
-    patch's behaviour in every later release too; "" when none."""
+    """The oldest release (rows oldest first) that has the patch's behaviour
+    with no later release measured without it; "" when none. A release where
+    it was not measured (not tried, its tests cannot run) breaks nothing."""
     first = ""
     for row in rows:
-        cell = next((c for c in row.cells if c.patch == patch), None)
-        absorbed = cell is not None and (
-            cell.applies == "absorbed" or cell.need == "absorbed"
-        )
-        if absorbed and not first:
+        state = _state(row, patch)
+        if state == "absorbed" and not first:
             first = row.release
-        elif not absorbed:
+        elif state == "needed":
             first = ""
     return first
 
 
-def unmeasured_before(
+def unmeasured_around(
     rows: Sequence[HistoryRow], patch: str, release: str
 ) -> list[str]:
-    """The releases just before ``release`` where the patch applied but its
-    need could not be measured: upstream may have taken it there already."""
-    out: list[str] = []
+    """The releases not measured just before ``release`` (upstream may have
+    taken the patch there already) and after it."""
+    before: list[str] = []
+    after: list[str] = []
+    seen = False
     for row in rows:
         if row.release == release:
-            return out
-        cell = next((c for c in row.cells if c.patch == patch), None)
-        unknown = cell is not None and cell.need == "unknown"
-        out = [*out, row.release] if unknown else []
-    return out
+            seen = True
+            continue
+        unknown = _state(row, patch) == "unknown"
+        if seen:
+            after += [row.release] if unknown else []
+        else:
+            before = [*before, row.release] if unknown else []
+    return before + after
 
 
 @dataclass(frozen=True)
@@ -193,10 +206,10 @@ class History:
         return {p: first_absorbed(self.rows, p) for p in self.patches}
 
     def unmeasured(self) -> dict[str, list[str]]:
-        """Per patch, the unmeasured releases just before its first absorbed."""
+        """Per patch, the unmeasured releases around its first absorbed one."""
         first = self.first_absorbed()
         return {
-            p: unmeasured_before(self.rows, p, first[p]) if first[p] else []
+            p: unmeasured_around(self.rows, p, first[p]) if first[p] else []
             for p in self.patches
         }
 
@@ -209,5 +222,5 @@ class History:
             "releases": [r.release for r in self.rows],
             "rows": [{**r.to_json(), "cached": r.cached} for r in self.rows],
             "first_absorbed": self.first_absorbed(),
-            "unmeasured_before": self.unmeasured(),
+            "unmeasured": self.unmeasured(),
         }

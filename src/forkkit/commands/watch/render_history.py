@@ -33,8 +33,8 @@ def render_history(history: History) -> str:
         line = f"absorbed since {where}" if where else "not absorbed by any release"
         if unmeasured[patch]:
             line += (
-                f" (not measured on {', '.join(unmeasured[patch])}: its tests "
-                "cannot run there, so upstream may have taken it earlier)"
+                f" (not measured on {', '.join(unmeasured[patch])}: not tried, "
+                "or its tests cannot run there; see the details)"
             )
         out.append(f"- {patch}: {line}")
     details = [
