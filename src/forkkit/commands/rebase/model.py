@@ -62,6 +62,7 @@ class SemanticCheck:
     unchecked: tuple[str, ...] = ()  # not run: their test file conflicts
     others_failing: tuple[str, ...] = ()  # other tests of the run failing there
     note: str = ""
+    error: bool = False  # the check itself failed (a test env, a timeout)
 
     @property
     def absorbed(self) -> bool:
@@ -78,6 +79,7 @@ class SemanticCheck:
             "others_failing_new": list(self.others_failing),
             "absorbed": self.absorbed,
             "note": self.note,
+            "error": self.error,
         }
 
 

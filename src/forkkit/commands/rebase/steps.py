@@ -199,7 +199,9 @@ class RebaseState:
             self.last_red = red
             red_new = self._pytest(red, run_targets, f"{patch.path.stem[:40]}-new-red")
         except ForkkitError as exc:
-            return SemanticCheck(tuple(targets), (), note=f"not checked: {exc}")
+            return SemanticCheck(
+                tuple(targets), (), note=f"not checked: {exc}", error=True
+            )
         return semantic_verdict(targets, f2p, red_new, conflicted_files=conflicted)
 
     # -- applying ------------------------------------------------------------

@@ -33,6 +33,7 @@ class HistoryCell:
     detail: str = ""  # the conflict's file and hunks, or the semantic note
     failing: int = 0  # FAIL_TO_PASS tests failing there without the patch
     fail_to_pass: int = 0  # FAIL_TO_PASS tests measured on the old pin
+    transient: bool = False  # the check failed (test env, timeout): not kept
 
     @property
     def label(self) -> str:
@@ -99,7 +100,8 @@ def cell_of(p: PatchResult) -> HistoryCell:
         detail = "; ".join(x for x in (detail, sem.note) if x)
     elif sem is not None:
         detail = "; ".join(x for x in (detail, sem.note) if x)
-    return HistoryCell(p.name, applies, need, detail, failing, f2p)
+    transient = sem is not None and sem.error
+    return HistoryCell(p.name, applies, need, detail, failing, f2p, transient)
 
 
 @dataclass(frozen=True)
@@ -114,11 +116,10 @@ class HistoryRow:
 
     @property
     def complete(self) -> bool:
-        """Every cell measured: its need is known, or nothing is to measure."""
-        return all(
-            c.need != "unknown" or c.applies in ("conflict", "not-tried")
-            for c in self.cells
-        )
+        """Worth keeping: no cell's check failed for a passing reason (a test
+        env, a timeout). Tests that cannot run on a release stay unknown on
+        every rerun, so such a row is kept."""
+        return not any(c.transient for c in self.cells)
 
     def to_json(self) -> dict[str, Any]:
         return {
