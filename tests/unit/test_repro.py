@@ -530,4 +530,9 @@ def test_markdown_says_which_eagle_handling_the_engine_used(
     doc["config"]["hash_lookahead_tokens"] = ahead
     fix = parse_script_output(json.dumps(doc))
     base = parse_script_output(_doc(_row(16000, "identical", 15968)))
-    assert f"the engine used {said}" in render_markdown(_result(base, fix))
+    md = render_markdown(_result(base, fix))
+    assert f"the engine used {said}" in md and "Triton" not in md
+    doc["config"]["cpu_triton_guard_lifted"] = True
+    fix = parse_script_output(json.dumps(doc))
+    md = render_markdown(_result(base, fix))
+    assert "Triton guard, for its model runner, was lifted" in md

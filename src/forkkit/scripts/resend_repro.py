@@ -232,13 +232,13 @@ class Harness:
             sched.update_draft_token_ids(DraftTokenIds([req_id], [draft]))
 
 
-def _allow_cpu_without_triton() -> bool:
+def _lift_cpu_triton_guard() -> bool:
     """Let the CPU platform build a config without triton-cpu.
 
     Since vLLM 0.34.0 the x86 CPU platform refuses any config without Triton,
     which its model runner needs. This script runs no kernel and no model,
-    only the scheduler and the KV cache manager, so the guard is lifted; the
-    report says when it was. Returns whether it was.
+    only the scheduler and the KV cache manager, so the guard is lifted, only
+    after it refused, and the report says so. Returns whether it was.
     """
     try:
         import vllm.triton_utils as triton_utils
@@ -259,11 +259,16 @@ def build_configs(args: argparse.Namespace, model_dir: Path) -> tuple[Any, Any]:
     from vllm.v1.core.kv_cache_utils import init_none_hash
 
     global TRITON_GUARD_LIFTED
-    TRITON_GUARD_LIFTED = _allow_cpu_without_triton()
     init_none_hash(sha256)
     max_len = max(_lens(args)) + args.extend + 256
     max_len = (max_len + args.block_size - 1) // args.block_size * args.block_size
-    vllm_config = _vllm_config(args, model_dir, max_len)
+    try:
+        vllm_config = _vllm_config(args, model_dir, max_len)
+    except RuntimeError as exc:
+        if "Triton" not in str(exc) or not _lift_cpu_triton_guard():
+            raise
+        TRITON_GUARD_LIFTED = True
+        vllm_config = _vllm_config(args, model_dir, max_len)
     # Platform hooks may round sizes; the scheduler reads cache_config.block_size.
     vllm_config.cache_config.block_size = args.block_size
     vllm_config.cache_config.mamba_block_size = args.block_size

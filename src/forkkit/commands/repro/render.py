@@ -78,7 +78,13 @@ def _eagle(mode: str, cfg: dict[str, object]) -> str:
         if ahead
         else "the trailing-block drop"
     )
-    return f"EAGLE mode `{mode}`: the engine used {did}"
+    lifted = (
+        " (the CPU platform's Triton guard, for its model runner, was lifted: "
+        "no kernel runs here)"
+        if cfg.get("cpu_triton_guard_lifted")
+        else ""
+    )
+    return f"EAGLE mode `{mode}`: the engine used {did}{lifted}"
 
 
 def _setup(r: ReproResult) -> tuple[str, str]:
