@@ -312,3 +312,18 @@ def test_what_upstream_already_has() -> None:
     assert "What upstream" not in render_markdown(
         PrInputs(title="", red_green=rg, rebase=bad)
     )
+
+
+@pytest.mark.parametrize("data", [b"[[retired]\nname = 1", b"\xff\xfe not utf-8"])
+def test_a_damaged_retired_record_is_one_line(
+    toy_project: ForkConfig, capsys: pytest.CaptureFixture[str], data: bytes
+) -> None:
+    tree = materialize(toy_project)
+    prove(toy_project, tree, out_dir=toy_project.work.report_dir("red_green"))
+    record = toy_project.patches_dir / "retired.toml"
+    record.write_bytes(data)
+    capsys.readouterr()
+    assert cli.main(["--config", str(toy_project.path), "pr-body"]) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and err[0].startswith(f"forkkit: error: {record}: ")
+    assert "restore it from git" in err[0]

@@ -11,6 +11,7 @@ import hashlib
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
+from forkkit.patches.retired import Retired, parse_retired
 from forkkit.patches.series import Series, parse_patch_text, series_entries
 
 
@@ -66,3 +67,16 @@ def load_series(series_file: Path, patches_dir: Path) -> Series:
         h.update(name.encode() + b"\0" + data + b"\0")
         patches.append(parse_patch_text(data.decode("utf-8", "replace"), p))
     return Series(patches=tuple(patches), digest=h.hexdigest())
+
+
+def read_retired(path: Path) -> tuple[Retired, ...]:
+    """The entries of ``path`` (none when it is absent); one-line errors."""
+    try:
+        text = path.read_bytes().decode()
+    except FileNotFoundError:
+        return ()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ForkkitError(
+            f"{path}: cannot read the retired patches ({exc}); restore it from git"
+        ) from None
+    return parse_retired(text, where=str(path))

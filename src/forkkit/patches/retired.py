@@ -6,7 +6,8 @@ DEP-3's ``Applied-Upstream`` and ``Forwarded`` fields: the release that has
 its behaviour, how forkkit knows (the same change upstream, or its
 FAIL_TO_PASS tests passing there without it), the pin it was carried on, and
 the sha256 of the patch as it last was (its text stays in git history).
-Only ``forkkit rebase --apply`` writes this file, with the series.
+Only ``forkkit rebase --apply`` writes this file, with the series;
+:func:`forkkit.fork.seriesfiles.read_retired` reads it.
 """
 
 from __future__ import annotations

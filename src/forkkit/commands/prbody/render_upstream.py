@@ -59,8 +59,9 @@ def upstream_md(
             if rebase.get("can_retire")
             else f"has {len(pending)} of the patches"
         )
+        how = "applied" if rebase.get("written") else "a dry run, not applied"
         out += [
-            f"The latest `forkkit rebase` onto {new} (a dry run, not applied) "
+            f"The latest `forkkit rebase` onto {new} ({how}) "
             f"found that upstream {verdict}:",
             "",
             md_table(headers, _rows(pending)),

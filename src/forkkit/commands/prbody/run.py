@@ -15,8 +15,9 @@ from forkkit.commands.prbody.model import PrInputs
 from forkkit.commands.prbody.render import render_markdown
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import read_retired
 from forkkit.output.report import read_report_json
-from forkkit.patches.retired import RETIRED_FILE, Retired, parse_retired
+from forkkit.patches.retired import RETIRED_FILE
 
 __all__ = ["ReportPaths", "pr_body", "write_body"]
 
@@ -50,14 +51,6 @@ def _rebase(cfg: ForkConfig, given: Path | None) -> dict[str, Any] | None:
     return doc
 
 
-def _retired(cfg: ForkConfig) -> tuple[Retired, ...]:
-    """``patches/retired.toml``, when the series has retired patches."""
-    record = cfg.patches_dir / RETIRED_FILE
-    if not record.is_file():
-        return ()
-    return parse_retired(record.read_text(), where=str(record))
-
-
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     """The PR description in Markdown, with no local absolute path in it."""
     reports = cfg.work.reports
@@ -85,7 +78,7 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
             what="reconcile report",
         ),
         rebase=_rebase(cfg, paths.rebase),
-        retired=_retired(cfg),
+        retired=read_retired(cfg.patches_dir / RETIRED_FILE),
         roots=roots,
     )
     return render_markdown(inputs)

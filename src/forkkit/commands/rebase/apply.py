@@ -18,12 +18,12 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import read_retired
 from forkkit.output.progress import say, step
 from forkkit.patches.retired import (
     RETIRED_FILE,
     Retired,
     merge_retired,
-    parse_retired,
     render_retired,
 )
 from forkkit.patches.series import (
@@ -151,7 +151,7 @@ def write_back(
     txn.write(cfg.series_file, series)
     if retired:
         record = cfg.patches_dir / RETIRED_FILE
-        earlier = parse_retired(record.read_text()) if record.is_file() else ()
+        earlier = read_retired(record)
         txn.write(record, render_retired(merge_retired(earlier, retired)))
     txn.write(cfg.path, toml)
     say(f"writing {len(new.names)} patch(es), {cfg.series_file.name} and fork.toml")
