@@ -17,12 +17,16 @@ from typing import Any
 import pytest
 
 from forkkit.cli import main
+from forkkit.commands.rebase.model import Options
+from forkkit.commands.rebase.run import resolve_target
+from forkkit.commands.watch.audit import row_key
 from forkkit.commands.watch.history import History, HistoryCell, HistoryRow
 from forkkit.commands.watch.model import fallback_version, newer_releases
 from forkkit.commands.watch.render_history import render_history
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.upstream.index import sdist_versions
+from forkkit.vcs import RefUpdate, Repo, resolution
 from tests.synthetic import (
     CALC_CONFLICT,
     CALC_CONTEXT_MOVED,
@@ -359,3 +363,36 @@ def test_first_absorbed_and_the_unmeasured_releases_before_it() -> None:
     assert "- p1: absorbed since 1.4 (not measured on 1.2, 1.3, 1.5:" in md
     assert "- p2: not absorbed by any release" in md
     assert rows[1].cells[1].label == "applies 3-way; need not measured"
+
+
+@pytest.mark.e2e
+def test_a_release_that_fails_is_a_row_measured_again(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    bad, _ = toy_upstream.publish("1.1", CARRIES)
+    toy_upstream.publish("1.2", TAKEN_AS_IS)
+    bad.write_bytes(bad.read_bytes() + b"tampered")  # its sha256 no longer fits
+    assert watch(toy_project, "--all") == 30  # the newest release still decides
+    rows = report(toy_project)["history"]["rows"]
+    assert [r["outcome"] for r in rows] == ["error", "retire"]
+    assert rows[0]["cells"][0]["detail"].startswith("not measured: ")
+    assert "sha256" in rows[0]["cells"][0]["detail"]
+    assert watch(toy_project, "--all") == 30
+    assert report(toy_project)["history"]["rows"][0]["cached"] is False
+
+
+def test_the_row_key_covers_recorded_resolutions(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    toy_upstream.publish("1.1", CONFLICT)
+    target = resolve_target(toy_project, "toy==1.1")
+    before = row_key(toy_project, target, Options())
+    repo = Repo.init(toy_project.work.rebase_repo)
+    assert row_key(toy_project, target, Options()) == before  # none recorded yet
+    (repo.path / "f").write_text("x")
+    with repo.scratch_index() as index:
+        index.add_directory(repo.path)
+        tree = index.write_tree()
+    sha = repo.commit_tree(tree=tree, message="r\n")
+    repo.update_refs([RefUpdate(resolution.RESOLVED_NS + "k", sha)])
+    assert row_key(toy_project, target, Options()) != before

@@ -202,6 +202,11 @@ class Repo:
         out = self._git.out("diff", "--name-only", "--diff-filter=U")
         return out.splitlines()
 
+    def refs(self, prefix: str) -> dict[str, str]:
+        """``ref -> object id`` of the refs under ``prefix``."""
+        out = self._git.out("for-each-ref", "--format=%(refname) %(objectname)", prefix)
+        return dict(line.split(" ", 1) for line in out.splitlines() if line)
+
     def conflict_stages(self) -> dict[str, set[int]]:
         """Per unmerged path, its index stages (1 base, 2 ours, 3 theirs)."""
         stages: dict[str, set[int]] = {}

@@ -77,3 +77,23 @@ def replay(repo: Repo, commit: str) -> bool:
         return False
     repo.read_tree_into_worktree(recorded)
     return True
+
+
+def fingerprint(path: Path) -> str:
+    """A digest of every resolution recorded in the repository at ``path``
+    (rerere's postimages and the whole-tree records); "" when it has none.
+    A result that a recorded resolution decided is only as current as this.
+    """
+    if not Repo.is_repo_root(path):
+        return ""
+    repo = Repo(path)
+    digest = hashlib.sha256()
+    rr_cache = repo.git_dir() / "rr-cache"
+    posts = sorted(rr_cache.glob("*/postimage*")) if rr_cache.is_dir() else []
+    for post in posts:
+        digest.update(f"{post.parent.name}/{post.name}\0".encode())
+        digest.update(post.read_bytes())
+    refs = repo.refs(RESOLVED_NS)
+    for ref, sha in sorted(refs.items()):
+        digest.update(f"{ref} {sha}\n".encode())
+    return digest.hexdigest() if posts or refs else ""

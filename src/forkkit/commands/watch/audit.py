@@ -25,19 +25,28 @@ from typing import Any
 
 from forkkit import __version__
 from forkkit.commands.rebase.model import Options, RebaseResult, Target
-from forkkit.commands.watch.history import HISTORY_FORMAT, HistoryRow, row_of
+from forkkit.commands.watch.history import (
+    HISTORY_FORMAT,
+    HistoryRow,
+    error_row,
+    row_of,
+)
 from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say
+from forkkit.vcs import resolution
 
 RebaseFn = Callable[[Target, Options, str], RebaseResult]
 
 
 def row_key(cfg: ForkConfig, target: Target, opts: Options) -> str:
-    """sha256 of everything that decides one release's history row."""
+    """sha256 of everything that decides one release's history row, the
+    conflict resolutions recorded in the rebase repo included."""
     series = load_series(cfg.series_file, cfg.patches_dir)
     doc: dict[str, Any] = {
         "format": HISTORY_FORMAT,
+        "resolutions": resolution.fingerprint(cfg.work.rebase_repo),
         "forkkit": __version__,
         "pin": cfg.upstream.ident,
         "target": target.spec.ident,
@@ -93,6 +102,7 @@ def history_rows(
     cfg: ForkConfig,
     *,
     releases: list[str],
+    patches: tuple[str, ...],
     targets: dict[str, Target],
     opts: Options,
     run_rebase: RebaseFn,
@@ -118,7 +128,14 @@ def history_rows(
             rows.append(row)
             continue
         say(f"history {i + 1}/{len(releases)}: dry-run rebase onto {release}")
-        result = run_rebase(targets[release], row_opts, release)
+        try:
+            result = run_rebase(targets[release], row_opts, release)
+        except ForkkitError as exc:
+            if last:
+                raise  # the verdict is the newest release's: nothing to report
+            say(f"history {release}: not measured ({exc})")
+            rows.append(error_row(release, patches, why=str(exc)))
+            continue
         row = row_of(release, result)
         if row.complete:  # a check that failed is measured again
             _write_row(path, row)

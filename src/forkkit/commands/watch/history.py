@@ -14,8 +14,9 @@ from typing import Any, Literal
 
 from forkkit.commands.rebase.model import PatchResult, RebaseResult
 
-# applies cleanly / 3-way / conflicts / absorbed / not tried
-Applies = Literal["clean", "3way", "conflict", "absorbed", "not-tried"]
+# applies cleanly / 3-way / with a recorded resolution / conflicts / absorbed
+# / not tried
+Applies = Literal["clean", "3way", "resolved", "conflict", "absorbed", "not-tried"]
 # still needed (its FAIL_TO_PASS tests fail there without it), absorbed
 # (they pass there without it), unknown (not measured, or tests cannot run)
 Need = Literal["needed", "absorbed", "unknown"]
@@ -41,6 +42,7 @@ class HistoryCell:
         applies = {
             "clean": "applies cleanly",
             "3way": "applies 3-way",
+            "resolved": "applies with a recorded resolution",
             "conflict": "CONFLICTS",
             "absorbed": "absorbed",
             "not-tried": "not tried",
@@ -87,7 +89,12 @@ def cell_of(p: PatchResult) -> HistoryCell:
         return HistoryCell(p.name, "absorbed", "absorbed", why, 0, f2p)
     if p.status == "not-tried":
         return HistoryCell(p.name, "not-tried", "unknown", "an earlier patch conflicts")
-    applies: Applies = {"clean": "clean", "conflict": "conflict"}.get(p.status, "3way")  # type: ignore[assignment]
+    kinds: dict[str, Applies] = {
+        "clean": "clean",
+        "conflict": "conflict",
+        "rerere": "resolved",
+    }
+    applies: Applies = kinds.get(p.status, "3way")
     detail = "; ".join(c.describe() for c in p.conflicts) if p.conflicts else ""
     need: Need = "unknown"
     failing = 0
@@ -147,6 +154,20 @@ def row_of(release: str, result: RebaseResult) -> HistoryRow:
         outcome=result.outcome,
         cells=tuple(cell_of(p) for p in result.patches),
         proof_valid=result.proof_valid,
+    )
+
+
+def error_row(release: str, patches: tuple[str, ...], *, why: str) -> HistoryRow:
+    """A release the dry run failed on (a download, a test env): every
+    patch unmeasured there, and the row measured again next time."""
+    cell = "not measured: " + why
+    return HistoryRow(
+        release=release,
+        outcome="error",
+        cells=tuple(
+            HistoryCell(p, "not-tried", "unknown", cell, transient=True)
+            for p in patches
+        ),
     )
 
 

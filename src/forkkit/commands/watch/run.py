@@ -73,16 +73,19 @@ def _history(
     def run_one(target: Target, opts: Options, release: str) -> RebaseResult:
         return rebase(cfg, target, opts, reports=folder / "red-green")
 
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    patches = tuple(p.name for p in series.patches)
     rows, newest = history_rows(
-        cfg, releases=releases, targets=targets, opts=dry_run, run_rebase=run_one
+        cfg,
+        releases=releases,
+        patches=patches,
+        targets=targets,
+        opts=dry_run,
+        run_rebase=run_one,
     )
     assert newest is not None  # the newest release is always run
-    series = load_series(cfg.series_file, cfg.patches_dir)
     history = History(
-        package=up.name,
-        pin=up.version,
-        patches=tuple(p.name for p in series.patches),
-        rows=tuple(rows),
+        package=up.name, pin=up.version, patches=patches, rows=tuple(rows)
     )
     return history, newest
 
