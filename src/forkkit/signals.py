@@ -14,27 +14,43 @@ class Interrupted(KeyboardInterrupt):
     """SIGTERM/SIGHUP (or SIGINT) arrived; unwinds through every ``finally``."""
 
 
+# One handler per process, however deeply ``signals_raise`` is nested: the
+# outermost entry installs it, inner entries share it, and once a signal has
+# fired every later one is ignored until the outermost exit, so the cleanup
+# and publishing that the first signal unwinds through cannot be interrupted.
+_DEPTH: list[int] = [0]
+_FIRED: list[int] = []
+
+
+def _handler(signum: int, frame: FrameType | None) -> None:
+    if not _FIRED:
+        _FIRED.append(signum)
+        raise Interrupted(signal.Signals(signum).name)
+
+
 @contextmanager
 def signals_raise() -> Iterator[None]:
     """Turn SIGTERM/SIGHUP/SIGINT into :class:`Interrupted` (main thread only).
 
-    Only the first signal raises: repeats are ignored so the cleanup that the
-    first one triggers cannot itself be interrupted.
+    Re-entrant: only the first signal raises, once, for the outermost block
+    and all blocks inside it; repeats are ignored until the outermost block
+    has exited, so the cleanup that the first one triggers cannot itself be
+    interrupted, at whatever level it runs.
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    fired: list[int] = []
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if not fired:
-            fired.append(signum)
-            raise Interrupted(signal.Signals(signum).name)
-
     sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-    old = {s: signal.signal(s, handler) for s in sigs}
+    old = {}
+    if _DEPTH[0] == 0:
+        _FIRED.clear()
+        old = {s: signal.signal(s, _handler) for s in sigs}
+    _DEPTH[0] += 1
     try:
         yield
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        _DEPTH[0] -= 1
+        if _DEPTH[0] == 0:
+            for s, h in old.items():
+                signal.signal(s, h)
+            _FIRED.clear()
