@@ -84,6 +84,42 @@ def test_cache_stores_and_returns_the_junit_and_log(tmp_path: Path) -> None:
     assert cache.get(_key(deselect=())) is None
 
 
+@pytest.mark.parametrize(
+    "damage",
+    ["edit-junit", "truncate-log", "delete-junit", "unrecorded"],
+)
+def test_an_entry_that_does_not_hold_what_it_stored_is_a_miss(
+    tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An edited JUnit must not feed a proof; a missing one must not crash
+    every later run; an entry without digests (older format) is not trusted."""
+    cache = ResultCache(tmp_path / "results")
+    junit, log = tmp_path / "r.xml", tmp_path / "r.log"
+    junit.write_text('<testsuite><testcase name="t"><failure/></testcase></testsuite>')
+    log.write_text("1 failed\n")
+    run = pytest_run.PytestRun(("t",), 1, junit, log, 2.5, "python -m pytest t")
+    key = _key()
+    cache.put(key, run)
+    hit = cache.get(key)
+    assert hit is not None
+    if damage == "edit-junit":
+        hit.junit.write_text(hit.junit.read_text().replace("<failure/>", ""))
+    elif damage == "truncate-log":
+        hit.log.write_text("")
+    elif damage == "delete-junit":
+        hit.junit.unlink()
+    else:
+        meta = hit.junit.parent / "run.json"
+        doc = json.loads(meta.read_text())
+        del doc["sha256"]
+        meta.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert cache.get(key) is None
+    assert capsys.readouterr().err.count("does not hold what it stored") == 1
+    cache.put(key, run)  # the next run replaces it
+    assert cache.get(key) is not None
+
+
 def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Record every pytest command forkkit starts."""
     started: list[list[str]] = []

@@ -5,8 +5,10 @@ A run is reused only when everything that decides its outcome is the same:
 the git tree that ran, the test environment (its key, interpreter and
 variables), the pytest arguments, the deselect list and the targets
 (:class:`ResultKey`). An entry holds the run's JUnit XML, its log and a
-small ``run.json``; it is written to a temporary folder and renamed into
-place, so a half-written entry is never read.
+small ``run.json`` with the sha256 of both files; it is written to a
+temporary folder and renamed into place, so a half-written entry is never
+read, and an entry whose files no longer match their digests (edited,
+truncated, a file missing) is a miss, said once, replaced by the next run.
 """
 
 from __future__ import annotations
@@ -21,11 +23,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forkkit.output.progress import say
 from forkkit.testing.env import TestEnv
 from forkkit.testing.pytest_run import PytestRun
 
 # Bump when what forkkit adds to every pytest command changes.
 CACHE_FORMAT = 2  # 2: xpassed tests marked (scripts/forkkit_guard.py)
+
+
+def _sha256(path: Path) -> str | None:
+    """The file's sha256; None when it is missing."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
 JUNIT, LOG, META = "junit.xml", "pytest.log", "run.json"
 
 
@@ -118,6 +131,13 @@ class ResultCache:
             return None
         try:
             meta: dict[str, Any] = json.loads((entry / META).read_text())
+            stored = {name: _sha256(entry / name) for name in (JUNIT, LOG)}
+            if meta.get("sha256") != stored:
+                say(
+                    f"result cache: entry {digest[:12]} does not hold what it "
+                    "stored (edited, truncated or incomplete); running again"
+                )
+                return None
             return CachedRun(
                 junit=entry / JUNIT,
                 log=entry / LOG,
@@ -152,6 +172,7 @@ class ResultCache:
         try:
             shutil.copyfile(run.junit, tmp / JUNIT)
             shutil.copyfile(run.log, tmp / LOG)
+            meta["sha256"] = {name: _sha256(tmp / name) for name in (JUNIT, LOG)}
             (tmp / META).write_text(json.dumps(meta, indent=2) + "\n")
             if entry.exists():
                 shutil.rmtree(entry, ignore_errors=True)
