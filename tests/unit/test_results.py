@@ -61,6 +61,8 @@ def test_key_changes_with_every_part() -> None:
         {"deselect": ()},
         {"deselect": ("tests/a.py::t", "tests/b.py::u")},
         {"targets": ("tests", "tests/test_fix.py")},
+        {"packages": "p" * 64},
+        {"caller_env": {"PYTEST_ADDOPTS": "-p no:randomly"}},
     ]
     for change in changes:
         assert _key(**change).digest() != same, change
@@ -118,6 +120,48 @@ def test_an_entry_that_does_not_hold_what_it_stored_is_a_miss(
     assert capsys.readouterr().err.count("does not hold what it stored") == 1
     cache.put(key, run)  # the next run replaces it
     assert cache.get(key) is not None
+
+
+def test_key_covers_installed_packages_and_the_callers_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A package upgraded in the test interpreter, or a variable that reaches
+    pytest (PYTEST_ADDOPTS, HF_HUB_OFFLINE), is a miss; an unrelated one not."""
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
+    )
+    python = venv / "bin" / "python"
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(python))
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    env = testenv.TestEnv(python=python, env={}, key="external")
+
+    def digest() -> str:
+        testenv.installed.cache_clear()
+        return ResultKey.of(env, "t" * 40, ["tests"], pytest_args=()).digest()
+
+    first = digest()
+    assert digest() == first
+    monkeypatch.setenv("SOMETHING_ELSE", "1")
+    assert digest() == first
+    info = site / "toy_dep-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toy-dep\nVersion: 1.0\n"
+    )
+    installed = digest()
+    assert installed != first
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toy-dep\nVersion: 1.1\n"
+    )
+    assert digest() != installed  # upgraded
+    upgraded = digest()
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-x")
+    assert digest() != upgraded
+    monkeypatch.delenv("PYTEST_ADDOPTS")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    assert digest() != upgraded
 
 
 def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.output.progress import say
-from forkkit.testing.env import TestEnv
+from forkkit.testing.env import TestEnv, caller_env, installed
 from forkkit.testing.pytest_run import PytestRun
 
 # Bump when what forkkit adds to every pytest command changes.
-CACHE_FORMAT = 2  # 2: xpassed tests marked (scripts/forkkit_guard.py)
+CACHE_FORMAT = 3  # 3: packages and caller env in the key; 2: xpassed marked
 
 
 def _sha256(path: Path) -> str | None:
@@ -53,6 +53,8 @@ class ResultKey:
     pytest_args: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
+    packages: str = ""  # digest of the interpreter's installed distributions
+    caller_env: dict[str, str] = field(default_factory=dict)  # reaches pytest
 
     @classmethod
     def of(
@@ -72,6 +74,8 @@ class ResultKey:
             pytest_args=tuple(pytest_args),
             deselect=tuple(env.deselect),
             targets=tuple(targets),
+            packages=installed(env.python),
+            caller_env=caller_env(env.environ(Path("."))),
         )
 
     def digest(self) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,48 @@ class TestEnv:
         for var in OFFLINE_ENV:
             env.setdefault(var, "1")
         return env
+
+
+# Variables of the caller's environment that reach pytest and can change
+# what a test run gives: pytest's options and plugins, vLLM's, Hugging
+# Face's and torch's. (Not the PYTEST_CURRENT_TEST or PYTEST_XDIST_* a
+# calling pytest sets: the inner pytest sets its own.)
+CALLER_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+CALLER_ENV_PREFIXES = ("VLLM_", "HF_", "TRANSFORMERS_", "TORCH", "CUDA_")
+_LIST_DISTS = (
+    "import importlib.metadata as m\n"
+    "print('\\n'.join(sorted({f\"{(d.metadata['Name'] or '').lower()}=={d.version}\"\n"
+    "    for d in m.distributions()})))"
+)
+
+
+@functools.lru_cache(maxsize=8)
+def installed(python: Path) -> str:
+    """sha256 of the distributions ``python`` has installed (name==version,
+    sorted): a package upgraded in the test env changes it."""
+    try:
+        proc = subprocess.run(
+            [str(python), "-I", "-c", _LIST_DISTS],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ForkkitError(
+            f"{python}: cannot list the test interpreter's packages ({exc}); "
+            "check that it runs"
+        ) from None
+    return hashlib.sha256(proc.stdout.encode()).hexdigest()
+
+
+def caller_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``env`` that reach pytest and can change its results."""
+    return {
+        k: v
+        for k, v in env.items()
+        if k in CALLER_ENV or k.startswith(CALLER_ENV_PREFIXES)
+    }
 
 
 def env_key(cfg: ForkConfig, tree: Path) -> str:
