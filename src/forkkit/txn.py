@@ -25,13 +25,19 @@ def _staged(target: Path) -> Path:
     return target.with_name(f".{target.name}{_STAGED}")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a synced temporary file beside it,
+    renamed into place (and removed if the write fails or is interrupted)."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 @dataclass
@@ -61,11 +67,11 @@ class FileTransaction:
             "deletes": [str(p) for p in sorted(self.deletes)],
         }
         try:
-            _write_atomic(journal, json.dumps({"state": "staging", **ops}).encode())
+            write_atomic(journal, json.dumps({"state": "staging", **ops}).encode())
             for path, data in self.writes.items():
                 path.parent.mkdir(parents=True, exist_ok=True)
-                _write_atomic(_staged(path), data)
-            _write_atomic(journal, json.dumps({"state": "commit", **ops}).encode())
+                write_atomic(_staged(path), data)
+            write_atomic(journal, json.dumps({"state": "commit", **ops}).encode())
         except OSError as exc:
             recover(self.root)
             raise ForkkitError(

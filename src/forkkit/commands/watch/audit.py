@@ -5,10 +5,10 @@ Each release gets its own dry-run rebase straight from the pin (patches/ and
 fork.toml are never written), with the semantic absorption check; the newest
 release also gets the red/green proof, so its row and the watch verdict are
 the very same rebase. A finished row is kept in ``<workdir>/history`` under a
-key of everything that decides it (the pin, the release's sha256, every patch's
-bytes, fork.toml's ``[fix]`` and ``[testenv]``, the options, forkkit's
-version), so a rerun reads it back; the pytest runs under it also come from
-the result cache.
+key of everything that decides it (the pin, the release's sha256, the
+series' digest, fork.toml's ``[fix]`` and ``[testenv]``, the options, the
+recorded resolutions, forkkit's version), so a rerun reads it back; the
+pytest runs under it also come from the result cache.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
@@ -35,6 +33,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say
+from forkkit.txn import write_atomic
 from forkkit.vcs import resolution
 
 RebaseFn = Callable[[Target, Options, str], RebaseResult]
@@ -50,10 +49,7 @@ def row_key(cfg: ForkConfig, target: Target, opts: Options) -> str:
         "forkkit": __version__,
         "pin": cfg.upstream.ident,
         "target": target.spec.ident,
-        "patches": [
-            [p.name, hashlib.sha256(p.path.read_bytes()).hexdigest()]
-            for p in series.patches
-        ],
+        "series": series.digest,  # every patch's name and bytes, in order
         "fix": asdict(cfg.fix),
         "testenv": asdict(cfg.testenv),
         "semantic": opts.semantic,
@@ -83,19 +79,12 @@ def _read_row(path: Path) -> HistoryRow | None:
 
 
 def _write_row(path: Path, row: HistoryRow) -> None:
-    """Store a row atomically (temporary file, then rename)."""
+    """Store a row atomically, with the digest it is verified by on read."""
     body = row.to_json()
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     doc = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "row": body}
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".row-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=True).encode())
 
 
 def history_rows(
@@ -115,9 +104,9 @@ def history_rows(
     folder = cfg.work.root / "history"
     rows: list[HistoryRow] = []
     newest: RebaseResult | None = None
+    no_proof = dataclasses.replace(opts, red_green=False)
     for i, release in enumerate(releases):
         last = i == len(releases) - 1
-        no_proof = dataclasses.replace(opts, red_green=False)
         row_opts = opts if last else no_proof
         # the newest release always runs (its proof is the verdict); its row
         # is kept under the key it is read by once a newer release is out

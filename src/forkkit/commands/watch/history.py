@@ -96,19 +96,16 @@ def cell_of(p: PatchResult) -> HistoryCell:
     }
     applies: Applies = kinds.get(p.status, "3way")
     detail = "; ".join(c.describe() for c in p.conflicts) if p.conflicts else ""
+    if sem is None:
+        return HistoryCell(p.name, applies, "unknown", detail, 0, f2p)
+    detail = "; ".join(x for x in (detail, sem.note) if x)
     need: Need = "unknown"
-    failing = 0
-    if sem is not None and sem.fail_to_pass:
-        failing = len(sem.failed)
-        if sem.failed:
-            need = "needed"
-        elif sem.absorbed:
-            need = "absorbed"
-        detail = "; ".join(x for x in (detail, sem.note) if x)
-    elif sem is not None:
-        detail = "; ".join(x for x in (detail, sem.note) if x)
-    transient = sem is not None and sem.error
-    return HistoryCell(p.name, applies, need, detail, failing, f2p, transient)
+    if sem.fail_to_pass and sem.failed:
+        need = "needed"
+    elif sem.fail_to_pass and sem.absorbed:
+        need = "absorbed"
+    failing = len(sem.failed) if sem.fail_to_pass else 0
+    return HistoryCell(p.name, applies, need, detail, failing, f2p, sem.error)
 
 
 @dataclass(frozen=True)
