@@ -13,8 +13,9 @@ Only ``forkkit rebase --apply`` writes this file, with the series;
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 from forkkit.errors import ForkkitError
 
@@ -55,6 +56,13 @@ def render_retired(entries: Sequence[Retired]) -> str:
     return "".join(out)
 
 
+def retired_of(row: Mapping[str, Any]) -> Retired:
+    """One record from a TOML table or a report's JSON object (unknown keys
+    ignored); TypeError when a field is missing."""
+    known = {f.name for f in fields(Retired)}
+    return Retired(**{k: str(v) for k, v in row.items() if k in known})
+
+
 def parse_retired(text: str, *, where: str = RETIRED_FILE) -> tuple[Retired, ...]:
     """The entries of a ``retired.toml``; one-line error when malformed."""
     try:
@@ -62,10 +70,7 @@ def parse_retired(text: str, *, where: str = RETIRED_FILE) -> tuple[Retired, ...
         rows = doc.get("retired", [])
         if not isinstance(rows, list):
             raise ValueError("'retired' is not an array of tables")
-        known = {f.name for f in fields(Retired)}
-        return tuple(
-            Retired(**{k: str(v) for k, v in row.items() if k in known}) for row in rows
-        )
+        return tuple(retired_of(row) for row in rows)
     except (tomllib.TOMLDecodeError, ValueError, TypeError, AttributeError) as exc:
         raise ForkkitError(
             f"{where}: not a list of retired patches ({exc}); restore it from git"

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from forkkit.output.report import md_table
-from forkkit.patches.retired import Retired
+from forkkit.patches.retired import Retired, retired_of
 
 _HOW = {
     "absorbed-textual": "the same change is upstream",
@@ -29,9 +29,8 @@ def _rebase_entries(doc: Mapping[str, Any]) -> list[Retired]:
     out = []
     for raw in doc.get("retired") or []:
         if isinstance(raw, Mapping):
-            known = {k: str(v) for k, v in raw.items() if k in Retired.__annotations__}
             try:
-                out.append(Retired(**known))
+                out.append(retired_of(raw))
             except TypeError:
                 continue
     return out
