@@ -19,6 +19,7 @@ from forkkit.commands.rebase.model import Options
 from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.fork.seriesfiles import load_series
+from forkkit.patches.series import Series
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
 
@@ -57,16 +58,25 @@ def _scratch_workdir(
     return load_config(ROOT / "fork.toml")
 
 
-def test_rebase_onto_031_absorbs_registration_carries_lookup(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _series_on_030(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, at_least: int
+) -> tuple[ForkConfig, Series, dict[Path, bytes]]:
+    """The project's series (skips unless pinned to 0.30.0 with ``at_least``
+    patches), its config in a scratch work dir with the pinned venv, and the
+    bytes of fork.toml and patches/ before the test."""
     cfg = load_config(ROOT / "fork.toml")
     series = load_series(cfg.series_file, cfg.patches_dir)
-    if cfg.upstream.version != "0.30.0" or len(series.patches) < 2:
+    if cfg.upstream.version != "0.30.0" or len(series.patches) < at_least:
         pytest.skip("measured for the series pinned to vLLM 0.30.0")
     before = {p: p.read_bytes() for p in [cfg.path, *cfg.patches_dir.iterdir()]}
     _pinned_venv(cfg, monkeypatch)
-    cfg = _scratch_workdir(cfg, tmp_path, monkeypatch)
+    return _scratch_workdir(cfg, tmp_path, monkeypatch), series, before
+
+
+def test_rebase_onto_031_absorbs_registration_carries_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg, series, before = _series_on_030(tmp_path, monkeypatch, at_least=2)
 
     target = resolve_target(cfg, "vllm==0.31.0")
     result = rebase(
@@ -104,13 +114,7 @@ def test_dry_run_onto_034_absorbs_registration_and_stops_at_the_lookup(
     resolution (upstream's code, our test refreshes) is a maintainer's, and
     after it the whole series is absorbed (see the closing note of issue 21);
     here the tool must stop at the conflict and name the files."""
-    cfg = load_config(ROOT / "fork.toml")
-    series = load_series(cfg.series_file, cfg.patches_dir)
-    if cfg.upstream.version != "0.30.0" or len(series.patches) < 3:
-        pytest.skip("measured for the series pinned to vLLM 0.30.0")
-    before = {p: p.read_bytes() for p in [cfg.path, *cfg.patches_dir.iterdir()]}
-    _pinned_venv(cfg, monkeypatch)
-    cfg = _scratch_workdir(cfg, tmp_path, monkeypatch)
+    cfg, _, before = _series_on_030(tmp_path, monkeypatch, at_least=3)
 
     result = rebase(
         cfg,
