@@ -344,6 +344,30 @@ def test_semantic_absorption(
 
 
 @pytest.mark.e2e
+def test_keep_tests_retires_the_fix_and_guards_with_its_tests(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    """``--keep-tests``: upstream fixed it otherwise; the runtime change
+    retires, its tests stay as a tests-only series whose red/green is a guard
+    (the tests pass on the new pin; there is nothing to revert)."""
+    calc = {"toy/calc.py": CALC_FIXED_OTHERWISE}
+    target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
+    opts = Options(apply=True, keep_tests=True, related=False)
+    result = rebase(toy_project, target, opts)
+    assert statuses(result) == ["absorbed-semantic"] and result.outcome == "retire"
+    assert result.proof_valid is True and result.written, result.notes
+    assert result.proof is not None and result.proof["mode"] == "guard"
+    (patch,) = load_series(toy_project.series_file, toy_project.patches_dir).patches
+    assert patch.subject.startswith("[Tests] ")
+    (entry,) = parse_retired((toy_project.patches_dir / "retired.toml").read_text())
+    assert entry.evidence.endswith("stay in the series as a tests-only patch")
+    assert 'version = "1.1"' in toy_project.path.read_text()
+    # a plain red-green on the re-pinned fork is the same guard, and valid
+    cfg = load_config(toy_project.path)
+    assert main(["--config", str(cfg.path), "red-green", "--no-related"]) == 0
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("dependent", [False, True])
 def test_two_patches_one_absorbed_one_carried_with_proof(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dependent: bool

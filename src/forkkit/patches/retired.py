@@ -20,6 +20,9 @@ from typing import Any
 from forkkit.errors import ForkkitError
 
 RETIRED_FILE = "retired.toml"
+# The trailer of a tests-only patch: its runtime change was absorbed upstream
+# and only its tests stay (``forkkit rebase``; red-green proves it as a guard).
+TESTS_ONLY_TRAILER = "Forkkit-Tests-Only"
 _HEADER = (
     "# Patches that left the series because upstream absorbed them.\n"
     "# Written by `forkkit rebase --apply`; DEP-3 style: applied_upstream is\n"

@@ -57,6 +57,20 @@ class Classification:
         return self.by_category.get(category, [])
 
 
+def run_problems(label: str, run: JunitReport) -> list[str]:
+    """A run that cannot count: collection errors, or no test executed."""
+    out = []
+    if run.collection_errors:
+        first = run.collection_errors[0]
+        out.append(
+            f"{label} run: {len(run.collection_errors)} collection error(s), "
+            f"e.g. {first.test_id}: {first.message or first.kind}"
+        )
+    if run.executed == 0:
+        out.append(f"{label} run executed no tests")
+    return out
+
+
 def classify(
     red: JunitReport, green: JunitReport, *, crashes: bool = True
 ) -> Classification:
@@ -73,14 +87,7 @@ def classify(
         groups.setdefault(cat, []).append(test_id)
     problems: list[str] = []
     for label, run in (("red", red), ("green", green)):
-        if run.collection_errors:
-            first = run.collection_errors[0]
-            problems.append(
-                f"{label} run: {len(run.collection_errors)} collection error(s), "
-                f"e.g. {first.test_id}: {first.message or first.kind}"
-            )
-        if run.executed == 0:
-            problems.append(f"{label} run executed no tests")
+        problems += run_problems(label, run)
     f2p = groups.get("FAIL_TO_PASS", [])
     if not f2p and red.executed:
         problems.append("no FAIL_TO_PASS test: the tests do not demonstrate the bug")

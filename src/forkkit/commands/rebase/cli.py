@@ -41,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(e.g. with --no-red-green); the report says unproven",
     )
     parser.add_argument(
+        "--keep-tests",
+        action="store_true",
+        help="absorbed patches keep their test changes as tests-only patches: "
+        "the series guards upstream's fix (its red/green checks they pass)",
+    )
+    parser.add_argument(
         "--no-semantic",
         action="store_true",
         help="skip the test-based (semantic) absorption check",
@@ -60,6 +66,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     opts = Options(
         apply=args.apply or args.apply_unproven,
         apply_unproven=args.apply_unproven,
+        keep_tests=args.keep_tests,
         semantic=not args.no_semantic,
         red_green=not args.no_red_green,
         related=not args.focused_only,

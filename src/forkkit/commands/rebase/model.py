@@ -43,6 +43,7 @@ class Options:
 
     apply: bool = False
     apply_unproven: bool = False  # --apply without a valid red/green proof
+    keep_tests: bool = False  # absorbed patches' tests stay (a tests-only guard)
     semantic: bool = True
     red_green: bool = True
     related: bool = True

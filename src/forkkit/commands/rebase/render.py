@@ -47,6 +47,12 @@ def verdict_line(result: RebaseResult) -> str:
         names = ", ".join(p.name for p in result.conflicted)
         return f"Rebase onto {result.new_label} stopped: {names} conflicts."
     if result.can_retire:
+        if result.new_series:
+            return (
+                f"Every patch is absorbed by {result.new_label}: the fix retires; "
+                f"its tests stay as {len(result.new_series)} tests-only patch(es) "
+                "that guard upstream's fix."
+            )
         return (
             f"Every patch is absorbed by {result.new_label}: the fork can retire "
             "(drop the series, depend on upstream)."

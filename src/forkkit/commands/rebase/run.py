@@ -181,7 +181,9 @@ def _export(
 ) -> tuple[RebaseResult, NewSeries]:
     """Export the rebased series (and the new fork.toml) to the out folder."""
     repo = state.repo
-    results = prune_tests_only(repo, new_base, base.patches)
+    results = prune_tests_only(
+        repo, new_base, base.patches, keep_all=state.opts.keep_tests
+    )
     new_head = merge.head(repo)
     out = state.cfg.work.rebase_dir("out")
     new = export_new(

@@ -34,6 +34,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say
 from forkkit.patches.diff import split_hunks
+from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.series import Patch, Series
 from forkkit.patches.testids import target_file
 from forkkit.testing.cache import ResultCache
@@ -44,7 +45,6 @@ from forkkit.testing.suiterun import run_with_runtime_from
 from forkkit.vcs import Repo, merge, resolution
 
 BRANCH = "rebase"
-TESTS_ONLY_TRAILER = "Forkkit-Tests-Only"
 
 
 def open_repo(path: Path) -> tuple[Repo, int]:
@@ -340,16 +340,21 @@ class RebaseState:
 
 
 def prune_tests_only(
-    repo: Repo, new_base: str, results: Sequence[PatchResult]
+    repo: Repo, new_base: str, results: Sequence[PatchResult], *, keep_all: bool = False
 ) -> list[PatchResult]:
     """Drop the tests-only commits of absorbed patches that nothing builds on.
 
     Each is dropped (last first) when every later commit still cherry-picks
     cleanly without it; otherwise it stays and the result says which patch
-    needs it. With nothing carried, all go: the fork can retire.
+    needs it. With nothing carried, all go: the fork can retire. ``keep_all``
+    (``--keep-tests``) keeps them all: the tests guard upstream's fix.
     """
     out = list(results)
     chain = [i for i, r in enumerate(out) if r.new_commit]
+    if keep_all:
+        head = out[chain[-1]].new_commit if chain else new_base
+        repo.force_checkout(branch=BRANCH, rev=head)
+        return out
     if not any(out[i].carries for i in chain):
         for i in chain:
             out[i] = dataclasses.replace(out[i], new_commit="")

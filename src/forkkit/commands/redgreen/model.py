@@ -6,13 +6,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from forkkit.patches.paths import is_test_path
-from forkkit.testing.classify import Classification, GuardFinding
+from forkkit.testing.classify import (
+    Classification,
+    GuardFinding,
+    classify,
+    run_problems,
+)
 from forkkit.testing.junit import JunitReport
 
 STEM = "red_green"
+# "red-green": red on base runtime, green on the fix; "guard": a tests-only
+# series (the fix is upstream's), its tests run once on the pin and must pass.
+Mode = Literal["red-green", "guard"]
+_BAD = ("failed", "error")  # the outcomes of a failing test
 UPSTREAM_BASE = "upstream base"  # the label of the default red base (tag ``base``)
 UNTESTED_NOTE = (
     "Non-test files the series changes that red keeps at the fix (not in "
@@ -157,6 +166,7 @@ class RedGreenResult(Generic[R]):
     guards: tuple[GuardFinding, ...] = ()
     repeat: RepeatCheck[R] | None = None
     hunks: tuple[HunkCheck, ...] | None = None  # None: not asked (--hunks)
+    mode: Mode = "red-green"
 
     @property
     def valid(self) -> bool:
@@ -223,7 +233,7 @@ def untested_notes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
 
 def failing_ids(report: JunitReport) -> list[str]:
     """Failed and erroring tests, then collection errors."""
-    ids = [t.test_id for t in report.tests.values() if t.outcome in ("failed", "error")]
+    ids = [t.test_id for t in report.tests.values() if t.outcome in _BAD]
     return ids + [t.test_id for t in report.collection_errors]
 
 
@@ -243,6 +253,20 @@ def classification_ids(c: Classification) -> list[str]:
     return [t for ids in c.by_category.values() for t in ids]
 
 
+def guard_classification(green: JunitReport, *, upstream: str) -> Classification:
+    """A tests-only series' verdict: every carried test passes on ``upstream``
+    (each passing test is PASS_TO_PASS: red is green's tree)."""
+    groups = classify(green, green, crashes=False).by_category
+    problems = run_problems("guard", green)
+    failing = [t.test_id for t in green.tests.values() if t.outcome in _BAD]
+    if failing:
+        problems.append(
+            f"{len(failing)} carried test(s) fail on {upstream} (upstream's fix "
+            f"regressed, or the tests need a refresh), e.g. {failing[0]}"
+        )
+    return Classification(by_category=groups, problems=tuple(problems))
+
+
 def proof_problems(
     red: ProofRun,
     green: ProofRun,
@@ -254,12 +278,13 @@ def proof_problems(
     guards: Sequence[GuardFinding] = (),
     others: Sequence[ProofRun] = (),
     base: str = UPSTREAM_BASE,
+    mode: Mode = "red-green",
 ) -> list[str]:
     """Every reason the proof does not hold (empty: a valid proof); ``base``:
-    the label of red's base."""
+    the label of red's base; a guard changes no runtime file by design."""
     problems: list[str] = []
     runtime = [f for f in files if f.role == "runtime"]
-    if runtime and all(f.base == f.fix for f in runtime):
+    if mode == "red-green" and runtime and all(f.base == f.fix for f in runtime):
         what = (
             "the fork does not change any runtime file"
             if base == UPSTREAM_BASE
@@ -275,7 +300,12 @@ def proof_problems(
     problems += classification.problems
     problems += [g.message for g in guards if g.blocking]
     problems = list(dict.fromkeys(problems))  # green shares the fix run's problem
-    if related is not None and verdict.regressions:
+    if related is not None and verdict.regressions and mode == "guard":
+        problems.append(
+            f"related suites: {len(verdict.regressions)} test(s) fail with the "
+            f"carried tests, e.g. {verdict.regressions[0]}"
+        )
+    elif related is not None and verdict.regressions:
         problems.append(
             f"related suites: {len(verdict.regressions)} test(s) fail on the fix "
             f"but not on base (PASS_TO_FAIL), e.g. {verdict.regressions[0]}"

@@ -13,6 +13,7 @@ from forkkit.commands.redgreen.model import UPSTREAM_BASE, FileBlob, base_label
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.testids import target_file
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
@@ -34,6 +35,7 @@ class Plan:
     base: str  # the commit red takes the runtime files from
     head: str
     base_label: str = UPSTREAM_BASE
+    guard: bool = False  # a tests-only series: its tests guard upstream's fix
 
 
 def make_plan(
@@ -78,7 +80,23 @@ def make_plan(
     label = base_label(
         red, rev=base or BASE_TAG, upstream_base=upstream, patches=tree.patch_commits
     )
-    return Plan(targets, runtime, suites, red, head, label)
+    guard = base is None and tests_only(tree, runtime, head=head, upstream=upstream)
+    return Plan(targets, runtime, suites, red, head, label, guard)
+
+
+def tests_only(
+    tree: ForkTree, runtime: Sequence[str], *, head: str, upstream: str
+) -> bool:
+    """Every patch is a tests-only patch (its runtime change absorbed upstream,
+    the ``Forkkit-Tests-Only`` trailer) and no runtime file differs from
+    upstream: red would be green's tree, so the proof is a guard."""
+    repo = tree.repo
+    commits = [c for _, c in tree.patch_commits]
+    if not commits or any(
+        f"\n{TESTS_ONLY_TRAILER}:" not in f"\n{repo.message(c)}" for c in commits
+    ):
+        return False
+    return all(repo.blob(upstream, f) == repo.blob(head, f) for f in runtime)
 
 
 def _red_base(tree: ForkTree, rev: str | None, *, head: str, upstream: str) -> str:

@@ -86,12 +86,32 @@ def render_markdown(r: Result) -> str:
     return "\n".join(out)
 
 
+def _guard_summary(r: Result) -> list[str]:
+    """A tests-only series: the verdict and the one run's row."""
+    n = len(r.classification.ids("PASS_TO_PASS"))
+    out = ["Guard (tests-only series: the fix is upstream's, nothing to revert): "]
+    if r.valid:
+        out[0] += (
+            f"✅ **valid**: {n} carried test(s) pass on {r.upstream_label}. Their "
+            "red was measured while the series carried the fix (patches/retired.toml)."
+        )
+    else:
+        out[0] += "❌ **invalid**:"
+        out += [""] + [f"- {p}" for p in r.problems]
+    row = ["Guard", f"{r.upstream_label} (`{r.head[:12]}`)", "carried tests"]
+    headers = ["Run", "Runtime", "Tests", "Passed", "Failed", "Errors", "Skipped"]
+    rows = [[*row, *_cells(r.green), _duration(r.green)]]
+    return [*out, "", md_table([*headers, "Duration"], rows)]
+
+
 def _summary(r: Result) -> list[str]:
     """Title, verdict (with every problem) and the red/green table."""
     short = r.head[:12]
     out = ["## Test Result", ""]
     if r.title:
         out += [f"**{r.title}**", ""]
+    if r.mode == "guard":
+        return out + _guard_summary(r)
     cls = r.classification
     if r.valid:
         out.append(
@@ -277,6 +297,7 @@ def render_json(r: Result) -> dict[str, Any]:
     """The report's JSON document (``red_green.json``)."""
     return {
         "valid": r.valid,
+        "mode": r.mode,
         "problems": list(r.problems),
         "notes": list(r.notes),
         "title": r.title,

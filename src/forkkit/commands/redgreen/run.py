@@ -39,6 +39,7 @@ from forkkit.commands.redgreen.model import (
     RepeatCheck,
     classification_ids,
     failing_ids,
+    guard_classification,
     hunk_verdict,
     proof_problems,
     related_verdict,
@@ -75,6 +76,13 @@ def _red_and_fix(
     ``--no-related``), one after the other or side by side."""
     fix_name = f"{STEM}_related" if plan.suites else f"{STEM}_green"
     fix_tests = fix_targets(plan.suites, plan.targets) if plan.suites else plan.targets
+    if plan.guard:
+        say(
+            f"guard: a tests-only series, its tests on {tree.upstream_label} "
+            "(red would run the same tree)"
+        )
+        fix = settings.run(tree, plan.head, fix_tests, name=fix_name)
+        return fix, fix
     if not parallel:
         say(f"red: {len(plan.targets)} target(s) with runtime files from base")
         red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
@@ -134,15 +142,24 @@ def _gather(
             out_dir=settings.out_dir,
             shown_dir=settings.shown_dir,
         )
-    say(f"red: {count_line(red)}; green: {count_line(green)}")
-    classification = classify(
-        red.report or JunitReport(), green.report or JunitReport(), crashes=False
-    )
+    if plan.guard:
+        red = green
+        say(f"guard: {count_line(green)}")
+        classification = guard_classification(
+            green.report or JunitReport(), upstream=tree.upstream_label
+        )
+    else:
+        say(f"red: {count_line(red)}; green: {count_line(green)}")
+        classification = classify(
+            red.report or JunitReport(), green.report or JunitReport(), crashes=False
+        )
     focused_ok = classification.valid and not red.problem and not green.problem
     if related is None or related.report is None or not focused_ok:
         return _Evidence(red, green, classification, related)
     related_base, verdict = None, RelatedVerdict()
-    if failing_ids(related.report):
+    if plan.guard:  # base runtime is the fix's: nothing to recheck on
+        verdict = related_verdict(related.report, None)
+    elif failing_ids(related.report):
         related_base, verdict = _recheck_on_base(
             tree, plan, related.report, settings=settings
         )
@@ -178,6 +195,8 @@ def _checked(
         repeat, flaky = repeat_green(
             tree, plan, settings, green=e.green, n=checks.repeat, seed=checks.seed
         )
+    if plan.guard:  # no red to check against: the flake check only
+        return dataclasses.replace(e, guards=(flaky,) if flaky else (), repeat=repeat)
     f2p = e.classification.ids("FAIL_TO_PASS")
     if checks.hunks or checks.strict_hunks:
         hunks = hunk_matrix(tree, plan, settings, f2p=f2p, parallel=parallel)
@@ -316,6 +335,7 @@ def _result(
         guards=e.guards,
         repeat=e.repeat,
         hunks=e.hunks,
+        mode="guard" if plan.guard else "red-green",
     )
 
 
@@ -333,6 +353,7 @@ def _verdict(
         guards=e.guards,
         others=e.repeat.runs if e.repeat else (),
         base=plan.base_label,
+        mode="guard" if plan.guard else "red-green",
     )
     hunk_problems, hunk_notes = hunk_verdict(e.hunks or (), strict=strict)
     notes = untested_notes(repo.changed_paths(plan.base, plan.head), plan.runtime)
