@@ -10,21 +10,19 @@ it leaves it as it found it (clean, on the fork's HEAD).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import ForkTree, materialize
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.integration.projects import PIN_030
 
 
 @pytest.fixture(scope="session")
 def real_cfg() -> ForkConfig:
-    """The project's fork.toml (pinned vLLM 0.30.0)."""
-    return load_config(REPO / "fork.toml")
+    """The fix as carried on vLLM 0.30.0 (tests/integration/pin030)."""
+    return load_config(PIN_030)
 
 
 @pytest.fixture(scope="session")

@@ -15,10 +15,10 @@ import pytest
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, ForkTree, materialize
 from forkkit.testing.junit import parse_junit
+from tests.integration.projects import PIN_030
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 # The pristine tree of vllm-0.30.0.tar.gz (sha256 5f8f4e89...) and the root
 # commit forkkit makes of it: the same on every machine.
 BASE_TREE = "2de7921afb47dc65d6ae5be1c4c1ca849bc0435e"
@@ -58,7 +58,7 @@ def test_pristine_suite_passes(fork: ForkTree, tmp_path: Path) -> None:
             "-m",
             "forkkit",
             "--config",
-            str(REPO / "fork.toml"),
+            str(PIN_030),
             "suites",
             "--pristine",
             "--dest",

@@ -22,8 +22,8 @@ from forkkit.fork.seriesfiles import load_series
 from forkkit.patches.series import Series
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
+from tests.integration.projects import PIN_030
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
 DECISIVE = (
     "test_mamba_tail_is_registered_at_the_eagle_resume_point"
@@ -55,7 +55,7 @@ def _scratch_workdir(
     (wd / "cache").mkdir(parents=True)
     (wd / "cache" / "sdist").symlink_to(cfg.workdir / "cache" / "sdist")
     monkeypatch.setenv("FORKKIT_WORKDIR", str(wd))
-    return load_config(ROOT / "fork.toml")
+    return load_config(PIN_030)
 
 
 def _series_on_030(
@@ -64,7 +64,7 @@ def _series_on_030(
     """The project's series (skips unless pinned to 0.30.0 with ``at_least``
     patches), its config in a scratch work dir with the pinned venv, and the
     bytes of fork.toml and patches/ before the test."""
-    cfg = load_config(ROOT / "fork.toml")
+    cfg = load_config(PIN_030)
     series = load_series(cfg.series_file, cfg.patches_dir)
     if cfg.upstream.version != "0.30.0" or len(series.patches) < at_least:
         pytest.skip("measured for the series pinned to vLLM 0.30.0")

@@ -21,8 +21,8 @@ from forkkit.commands.reconcile.model import Options
 from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import load_config
 from forkkit.fork.seriesfiles import load_series
+from tests.integration.projects import PIN_030, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 MODEL = ROOT / "competitors" / "pr53802-model.patch"
 pytestmark = pytest.mark.integration
 SUBSET = " or ".join(
@@ -42,7 +42,7 @@ SUBSET = " or ".join(
 
 
 def test_reconcile_with_the_53802_model(tmp_path: Path) -> None:
-    cfg = load_config(ROOT / "fork.toml")
+    cfg = load_config(PIN_030)
     if not load_series(cfg.series_file, cfg.patches_dir).patches:
         pytest.skip(f"{cfg.series_file} is empty: nothing to reconcile yet")
     opts = Options(

@@ -18,14 +18,14 @@ from forkkit.commands.reconcile.model import Options
 from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import load_config
 from forkkit.fork.seriesfiles import load_series
+from tests.integration.projects import PIN_030
 
-ROOT = Path(__file__).resolve().parents[2]
 VLLM_0_32_0_SHA256 = "d2c957d5eee3d0985012151315ddc62cbe0cd368fc96a5fc3510438d9dddf2ad"
 pytestmark = pytest.mark.integration
 
 
 def test_reconcile_with_vllm_0_32_0(tmp_path: Path) -> None:
-    cfg = load_config(ROOT / "fork.toml")
+    cfg = load_config(PIN_030)
     if not load_series(cfg.series_file, cfg.patches_dir).patches:
         pytest.skip(f"{cfg.series_file} is empty: nothing to reconcile yet")
     names = [t.rsplit("::", 1)[-1] for t in cfg.fix.focused_tests if "::" in t]
