@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sys
@@ -18,7 +19,7 @@ from forkkit.commands.rebase.absorb import (
     semantic_verdict,
     split_runtime,
 )
-from forkkit.commands.rebase.model import Options, RebaseResult, Target
+from forkkit.commands.rebase.model import Options, PatchResult, RebaseResult, Target
 from forkkit.commands.rebase.render import render_markdown
 from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
@@ -341,6 +342,25 @@ def test_semantic_absorption(
     # Without the test-based check the over-correcting patch would be carried.
     if how.startswith("applies"):
         assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
+
+
+def test_a_kept_tests_only_series_whose_guard_fails_is_not_a_retirement() -> None:
+    """Every patch absorbed, but the tests kept with ``--keep-tests`` fail on
+    the new pin: the outcome is the failed proof (exit 1), not ``retire``."""
+    absorbed = PatchResult(name="0001-x.patch", subject="x", status="absorbed-semantic")
+    result = RebaseResult(
+        old_label="toy 1.0",
+        new_label="toy 1.1",
+        new_pin={},
+        trust="index",
+        patches=(absorbed,),
+        repo="repo",
+        new_series=("0001-Tests-x.patch",),
+    )
+    assert result.outcome == "retire"  # not proven yet (--no-red-green)
+    failed = dataclasses.replace(result, proof_valid=False)
+    assert failed.outcome == "proof-failed" and not failed.ok
+    assert dataclasses.replace(result, proof_valid=True).outcome == "retire"
 
 
 @pytest.mark.e2e

@@ -180,10 +180,10 @@ class RebaseResult:
     def outcome(self) -> Outcome:
         if self.conflicted:
             return "conflict"
+        if self.proof_valid is False:  # a kept tests-only series fails too
+            return "proof-failed"
         if self.can_retire:
             return "retire"
-        if self.proof_valid is False:
-            return "proof-failed"
         return "rebased"
 
     @property

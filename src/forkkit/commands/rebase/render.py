@@ -46,6 +46,11 @@ def verdict_line(result: RebaseResult) -> str:
     if result.outcome == "conflict":
         names = ", ".join(p.name for p in result.conflicted)
         return f"Rebase onto {result.new_label} stopped: {names} conflicts."
+    if result.can_retire and result.outcome == "proof-failed":
+        return (
+            f"Every patch is absorbed by {result.new_label}, but the tests kept "
+            "as a tests-only series fail there (see the guard below)."
+        )
     if result.can_retire:
         if result.new_series:
             return (
