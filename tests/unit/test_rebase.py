@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -385,6 +386,20 @@ def test_keep_tests_retires_the_fix_and_guards_with_its_tests(
     # a plain red-green on the re-pinned fork is the same guard, and valid
     cfg = load_config(toy_project.path)
     assert main(["--config", str(cfg.path), "red-green", "--no-related"]) == 0
+    # a later plain test commit keeps it a guard; a non-test change does not
+    for path, valid in (("tests/test_more.py", True), ("toy/extra.py", False)):
+        assert main(["--config", str(cfg.path), "materialize"]) == 0
+        tree = cfg.work.fork
+        (tree / path).write_text("def test_more():\n    assert True\n")
+        git = ["git", "-C", str(tree)]
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", f"add {path}"], check=True)
+        assert main(["--config", str(cfg.path), "export"]) == 0
+        rc = main(["--config", str(cfg.path), "red-green", "--no-related"])
+        assert rc == (0 if valid else 1), path
+        report = cfg.workdir / "reports" / "red_green" / "red_green.json"
+        data = json.loads(report.read_text())
+        assert data["mode"] == ("guard" if valid else "red-green")
 
 
 @pytest.mark.e2e

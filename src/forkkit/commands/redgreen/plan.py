@@ -13,6 +13,7 @@ from forkkit.commands.redgreen.model import UPSTREAM_BASE, FileBlob, base_label
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.patches.paths import is_test_path
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.testids import target_file
 from forkkit.testing.cache import ResultCache
@@ -87,16 +88,17 @@ def make_plan(
 def tests_only(
     tree: ForkTree, runtime: Sequence[str], *, head: str, upstream: str
 ) -> bool:
-    """Every patch is a tests-only patch (its runtime change absorbed upstream,
-    the ``Forkkit-Tests-Only`` trailer) and no runtime file differs from
-    upstream: red would be green's tree, so the proof is a guard."""
+    """The series only carries tests, and some patch of it is a tests-only
+    patch (its runtime change absorbed upstream: the ``Forkkit-Tests-Only``
+    trailer): red would be green's tree, so the proof is a guard."""
     repo = tree.repo
     commits = [c for _, c in tree.patch_commits]
-    if not commits or any(
-        f"\n{TESTS_ONLY_TRAILER}:" not in f"\n{repo.message(c)}" for c in commits
-    ):
+    if not any(f"\n{TESTS_ONLY_TRAILER}:" in f"\n{repo.message(c)}" for c in commits):
         return False
-    return all(repo.blob(upstream, f) == repo.blob(head, f) for f in runtime)
+    changed = repo.changed_paths(upstream, head)
+    return all(is_test_path(p) for p in changed) and all(
+        repo.blob(upstream, f) == repo.blob(head, f) for f in runtime
+    )
 
 
 def _red_base(tree: ForkTree, rev: str | None, *, head: str, upstream: str) -> str:
