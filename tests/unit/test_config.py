@@ -133,16 +133,31 @@ def test_missing_config(tmp_path: Path) -> None:
         load_config(tmp_path / "fork.toml")
 
 
-def test_repository_fork_toml() -> None:
-    """The checked-in pin: what every other command builds on."""
-    cfg = load_config(REPO / "fork.toml")
+@pytest.mark.parametrize(
+    ("where", "version", "sha256"),
+    [
+        (
+            "fork.toml",
+            "0.34.0",
+            "fcad848b246a9d8652b47e6425af92334dc02492f9802720f54e27b823cf0113",
+        ),
+        (
+            "tests/integration/pin030/fork.toml",
+            "0.30.0",
+            "5f8f4e890c042ffa1c3e103f81c35e2d96f60a0a175ac43a4adbae7006bef62b",
+        ),
+    ],
+)
+def test_repository_fork_toml(where: str, version: str, sha256: str) -> None:
+    """The checked-in pins: the project's (0.34.0, where the series is the
+    fix's tests) and the integration tests' (the fix as carried on 0.30.0)."""
+    cfg = load_config(REPO / where)
     up = cfg.upstream
-    assert (up.name, up.source, up.version) == ("vllm", "sdist", "0.30.0")
-    assert up.sha256 == (
-        "5f8f4e890c042ffa1c3e103f81c35e2d96f60a0a175ac43a4adbae7006bef62b"
-    )
+    assert (up.name, up.source, up.version) == ("vllm", "sdist", version)
+    assert up.sha256 == sha256
     assert up.git_url and up.git_rev
-    assert cfg.series_file == REPO / "patches" / "series"
+    assert cfg.series_file == cfg.path.parent / "patches" / "series"
+    assert cfg.workdir.resolve() == (REPO / ".forkkit").resolve()
     assert cfg.fix.runtime_files and cfg.fix.focused_tests and cfg.fix.related_suites
     for path in (*cfg.fix.runtime_files, *cfg.fix.focused_tests):
         assert not path.startswith("/")

@@ -14,6 +14,7 @@ from markdown_it import MarkdownIt
 from forkkit import cli
 from forkkit.commands.prbody.model import PrInputs, portable, pytest_command
 from forkkit.commands.prbody.render import render_markdown
+from forkkit.commands.prbody.render_guard import guard_title
 from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
@@ -197,6 +198,20 @@ def test_pr_body_on_the_toy_fork(
     assert "| 4,096 | last token changed | 4,096 | 3,072 | 4,080 | +1,008 |" in body
     assert "`…/their.patch`" in body
     assert "forkkit repro --preset qwen3.5-0.8b\n" in body
+    # a default report of another pin is left out, and said so; one given
+    # on the command line is the caller's choice
+    for stem, doc in (("repro", REPRO), ("reconcile", RECONCILE)):
+        older = {**doc, "upstream" if stem == "repro" else "base": "toy 0.9"}
+        path = toy_project.work.report_dir(stem) / f"{stem}.json"
+        path.write_text(json.dumps(older))
+    capsys.readouterr()
+    assert _pr_body(toy_project, "--output", str(out)) == 0
+    body, err = out.read_text(), capsys.readouterr().err
+    assert "Resend reproduction" not in body and "Competing change" not in body
+    assert "left out reports/repro/repro.json: made on toy 0.9, not toy 1.0" in err
+    given = toy_project.work.report_dir("repro") / "repro.json"
+    assert _pr_body(toy_project, "--output", str(out), "--repro", str(given)) == 0
+    assert "Resend reproduction" in out.read_text()
 
 
 def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
@@ -327,3 +342,43 @@ def test_a_damaged_retired_record_is_one_line(
     err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
     assert len(err) == 1 and err[0].startswith(f"forkkit: error: {record}: ")
     assert "restore it from git" in err[0]
+
+
+@pytest.mark.parametrize(
+    ("title", "want"),
+    [
+        (
+            "[Bugfix][Spec Decode] Recover X",
+            "[Test][Spec Decode] Regression tests: Recover X",
+        ),
+        ("[Core] Faster Y", "[Test][Core] Regression tests: Faster Y"),
+        ("Plain", "[Test] Regression tests: Plain"),
+    ],
+)
+def test_guard_title(title: str, want: str) -> None:
+    assert guard_title(title) == want
+
+
+def test_a_guard_report_is_a_test_pr() -> None:
+    """A tests-only series (red/green in mode guard): a [Test] PR that says
+    what it still adds, runs its tests once, and has no red/green table."""
+    counts = {"passed": 374, "failed": 0, "error": 0, "skipped": 0}
+    rg = {
+        "mode": "guard",
+        "valid": True,
+        "title": "[Bugfix] Recover X",
+        "upstream": {"ident": "sdist:toy==2.0#sha256=ab", "label": "toy 2.0"},
+        "classification": {"PASS_TO_PASS": [f"t{i}" for i in range(374)]},
+        "files": [
+            {"path": "toy/x.py", "role": "runtime", "base_blob": "a", "fix_blob": "a"},
+            {"path": "tests/t.py", "role": "test", "base_blob": None, "fix_blob": "b"},
+        ],
+        "patches": [{"name": "0001-Tests-x.patch", "commit": "c"}],
+        "green": {"command": "python -m pytest tests/t.py", "counts": counts},
+    }
+    body = render_markdown(PrInputs(title="", red_green=rg))
+    assert "**[Test] Regression tests: Recover X**" in body
+    assert "## What this PR still adds" in body and "`tests/t.py` (new)" in body
+    assert "Guard: ✅ **valid**: all 374 tests this PR adds pass on toy 2.0." in body
+    assert "Red/green proof" not in body and "FAIL_TO_PASS" not in body
+    assert "# red:" not in body and "python -m pytest tests/t.py" in body

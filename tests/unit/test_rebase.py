@@ -386,6 +386,9 @@ def test_keep_tests_retires_the_fix_and_guards_with_its_tests(
     # a plain red-green on the re-pinned fork is the same guard, and valid
     cfg = load_config(toy_project.path)
     assert main(["--config", str(cfg.path), "red-green", "--no-related"]) == 0
+    md = (cfg.workdir / "reports" / "red_green" / "red_green.md").read_text()
+    assert "✅ **valid**: 1 carried test(s) pass on toy 1.1" in md
+    assert "FAIL_TO_PASS" not in md and "# red:" not in md
     # a later plain test commit keeps it a guard; a non-test change does not
     for path, valid in (("tests/test_more.py", True), ("toy/extra.py", False)):
         assert main(["--config", str(cfg.path), "materialize"]) == 0

@@ -168,3 +168,30 @@ def hunk_rows(doc: Mapping[str, Any]) -> list[HunkRow]:
             )
         )
     return sorted(rows, key=lambda r: (r.path, r.symbol))
+
+
+def files_of(rg: Mapping[str, Any], role: str) -> list[Mapping[str, Any]]:
+    """The red/green report's files of one role (``runtime`` or ``test``)."""
+    files = rg.get("files")
+    return [
+        f
+        for f in (files if isinstance(files, list) else [])
+        if isinstance(f, Mapping) and f.get("role") == role
+    ]
+
+
+def changed_tests(rg: Mapping[str, Any]) -> list[str]:
+    """```path` (new)`` or ``(changed)`` for each test file the series changes."""
+    return [
+        f"`{f.get('path')}` ({'new' if not f.get('base_blob') else 'changed'})"
+        for f in files_of(rg, "test")
+        if f.get("base_blob") != f.get("fix_blob")
+    ]
+
+
+def purpose_head(title: str, *, prompt: str) -> list[str]:
+    """``## Purpose``, the title in bold, and the author's prompt (a comment)."""
+    out = ["## Purpose", ""]
+    if title:
+        out += [f"**{title}**", ""]
+    return [*out, f"<!-- {prompt} -->", ""]

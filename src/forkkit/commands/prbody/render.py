@@ -12,17 +12,25 @@ from typing import Any
 from forkkit.commands.prbody.model import (
     FOLD_AFTER,
     PrInputs,
+    changed_tests,
     count_text,
     counts_cells,
     env_prefix,
+    files_of,
     hunk_rows,
     portable,
+    purpose_head,
     pytest_command,
     sdist_sha256,
     shown,
     strings,
     upstream_rev,
     zero_or,
+)
+from forkkit.commands.prbody.render_guard import (
+    guard_purpose,
+    guard_test_plan,
+    guard_verdict,
 )
 from forkkit.commands.prbody.render_reconcile import reconcile_md
 from forkkit.commands.prbody.render_upstream import upstream_md
@@ -42,13 +50,16 @@ AI_DISCLOSURE = (
 def render_markdown(inp: PrInputs) -> str:
     """The whole description, local paths replaced (:func:`model.portable`)."""
     rg = inp.red_green
+    if rg.get("mode") == "guard":  # a tests-only series: the fix is upstream's
+        title = inp.title or str(rg.get("title") or "")
+        head = [*guard_purpose(rg, title=title), *upstream_md(inp.retired, inp.rebase)]
+        proof = [*guard_test_plan(rg), *guard_verdict(rg)]
+    else:
+        head = [*_purpose(inp), *upstream_md(inp.retired, inp.rebase)]
+        proof = [*_test_plan(inp), *_verdict(rg), *_fail_to_pass(rg), *_hunks(rg)]
     parts = [
-        *_purpose(inp),
-        *upstream_md(inp.retired, inp.rebase),
-        *_test_plan(inp),
-        *_verdict(rg),
-        *_fail_to_pass(rg),
-        *_hunks(rg),
+        *head,
+        *proof,
         *(_repro(inp.repro) if inp.repro else []),
         *(reconcile_md(inp.reconcile) if inp.reconcile else []),
         *_provenance(rg),
@@ -57,32 +68,15 @@ def render_markdown(inp: PrInputs) -> str:
     return portable("\n".join(parts), inp.roots)
 
 
-def _files(rg: Mapping[str, Any], role: str) -> list[Mapping[str, Any]]:
-    files = rg.get("files")
-    return [
-        f
-        for f in (files if isinstance(files, list) else [])
-        if isinstance(f, Mapping) and f.get("role") == role
-    ]
-
-
 def _purpose(inp: PrInputs) -> list[str]:
     rg = inp.red_green
     title = inp.title or str(rg.get("title") or "")
-    runtime = ", ".join(f"`{f.get('path')}`" for f in _files(rg, "runtime"))
-    tests = ", ".join(
-        f"`{f.get('path')}` ({'new' if not f.get('base_blob') else 'changed'})"
-        for f in _files(rg, "test")
-        if f.get("base_blob") != f.get("fix_blob")
+    runtime = ", ".join(f"`{f.get('path')}`" for f in files_of(rg, "runtime"))
+    tests = ", ".join(changed_tests(rg))
+    out = purpose_head(
+        title, prompt="The bug, who hits it, and what the fix changes; link the issue."
     )
-    out = ["## Purpose", ""]
-    if title:
-        out += [f"**{title}**", ""]
-    out += [
-        "<!-- The bug, who hits it, and what the fix changes; link the issue. -->",
-        "",
-        f"Runtime files changed: {runtime or '(none listed)'}.",
-    ]
+    out.append(f"Runtime files changed: {runtime or '(none listed)'}.")
     if tests:
         out.append(f"Tests: {tests}.")
     return [*out, ""]
@@ -91,7 +85,7 @@ def _purpose(inp: PrInputs) -> list[str]:
 def _red_lines(rg: Mapping[str, Any]) -> list[str]:
     """Put the runtime files at upstream base; and back to the fix."""
     rev = upstream_rev(rg)
-    runtime = _files(rg, "runtime")
+    runtime = files_of(rg, "runtime")
     keep = " ".join(shlex.quote(str(f["path"])) for f in runtime if f.get("base_blob"))
     gone = " ".join(
         shlex.quote(str(f["path"])) for f in runtime if not f.get("base_blob")
@@ -334,7 +328,7 @@ def _provenance(rg: Mapping[str, Any]) -> list[str]:
             _blob(f.get("base_blob")),
             _blob(f.get("fix_blob")),
         ]
-        for f in _files(rg, "runtime") + _files(rg, "test")
+        for f in files_of(rg, "runtime") + files_of(rg, "test")
     ]
     out.append(md_table(["File", "Role", "Blob at base", "Blob at fix"], rows))
     return out

@@ -14,8 +14,10 @@ from typing import Any
 from forkkit.commands.prbody.model import PrInputs
 from forkkit.commands.prbody.render import render_markdown
 from forkkit.config import ForkConfig
+from forkkit.docpath import get
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import read_retired
+from forkkit.output.progress import say
 from forkkit.output.report import read_report_json
 from forkkit.patches.retired import RETIRED_FILE
 
@@ -51,6 +53,17 @@ def _rebase(cfg: ForkConfig, given: Path | None) -> dict[str, Any] | None:
     return doc
 
 
+def _of_pin(
+    doc: dict[str, Any] | None, *, key: str, label: str, what: Path
+) -> dict[str, Any] | None:
+    """A default report made on another pin than the proof's is left out
+    (said once): its numbers are of another upstream."""
+    if doc is None or doc.get(key) in (None, label):
+        return doc
+    say(f"left out {what}: made on {doc.get(key)}, not {label}; run it again")
+    return None
+
+
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     """The PR description in Markdown, with no local absolute path in it."""
     reports = cfg.work.reports
@@ -66,17 +79,23 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
         **({str(fork): "FORK"} if fork else {}),
         str(Path.home()): "~",
     }
+    label = str(get(red_green, "upstream.label") or cfg.upstream.label)
+    optional = {}
+    for stem, given, key in (
+        ("repro", paths.repro, "upstream"),
+        ("reconcile", paths.reconcile, "base"),
+    ):
+        default = reports / stem / f"{stem}.json"
+        doc = _optional(given, default, what=f"{stem} report")
+        shown = default.relative_to(cfg.work.root)
+        optional[stem] = (
+            doc if given else _of_pin(doc, key=key, label=label, what=shown)
+        )
     inputs = PrInputs(
         title=cfg.fix.title,
         red_green=red_green,
-        repro=_optional(
-            paths.repro, reports / "repro" / "repro.json", what="repro report"
-        ),
-        reconcile=_optional(
-            paths.reconcile,
-            reports / "reconcile" / "reconcile.json",
-            what="reconcile report",
-        ),
+        repro=optional["repro"],
+        reconcile=optional["reconcile"],
         rebase=_rebase(cfg, paths.rebase),
         retired=read_retired(cfg.patches_dir / RETIRED_FILE),
         roots=roots,

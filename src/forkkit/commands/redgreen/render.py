@@ -81,9 +81,40 @@ def _red_reason(red: SuiteRun, test_id: str) -> str:
 
 def render_markdown(r: Result) -> str:
     """The PR's "Test Result" section."""
+    if r.mode == "guard":
+        out = _summary(r) + _related(r) + _guard_lists(r) + _repeat(r)
+        return "\n".join(out + _guard_commands(r) + _provenance(r))
     out = _summary(r) + _related(r) + _lists(r) + _guards(r) + _repeat(r)
     out += hunk_section(r) + _commands(r) + _provenance(r)
     return "\n".join(out)
+
+
+def _guard_lists(r: Result) -> list[str]:
+    """A guard's tests: how many pass on the pin, and each that does not."""
+    cls = r.classification
+    out = [f"### Carried tests on {r.upstream_label}", ""]
+    failing = cls.ids("FAIL_TO_FAIL")
+    counts = (
+        f"Passing: {len(cls.ids('PASS_TO_PASS'))} · failing: {len(failing)} · "
+        f"skipped: {len(cls.ids('SKIPPED'))}"
+    )
+    out += [counts, ""]
+    if failing:
+        out += ["Failing on the pin:", ""] + [f"- `{r.node(t)}`" for t in failing]
+    return [*out, ""] if failing else out
+
+
+def _guard_commands(r: Result) -> list[str]:
+    """The one run of a guard, by hand."""
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
+    prefix = f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
+    shared = " (one run with the related suites)" if _shared(r) else ""
+    cmds = [
+        f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
+        f"# guard: the carried tests on {r.upstream_label}{shared}",
+        f"{prefix} {r.green.run.command}",
+    ]
+    return ["### Commands", "", "```bash", *cmds, "```", ""]
 
 
 def _guard_summary(r: Result) -> list[str]:
