@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from forkkit.cli import main
+from forkkit.commands.reconcile import cli as reconcile_cli
 from forkkit.commands.reconcile.cells import broken_modules
 from forkkit.commands.reconcile.competitor import parse_competitor
 from forkkit.commands.reconcile.model import Options
+from forkkit.commands.reconcile.resend import describe_setup, preset_options
 from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -539,3 +543,16 @@ def test_patch_given_by_a_relative_path(
     head = "## Reconcile: our fix vs competitors/greet.patch\n"
     assert md.read_text().startswith(head)
     assert str(tmp_path) not in md.read_text().split("### Behaviour matrix")[0]
+
+
+def test_the_resend_table_runs_in_the_eagle_mode_asked_for() -> None:
+    """``--eagle-mode drop`` reaches the resend script and its setup line."""
+    parser = argparse.ArgumentParser()
+    reconcile_cli.add_arguments(parser)
+    args = parser.parse_args(["--with", "x.patch", "--eagle-mode", "drop"])
+    assert args.eagle_mode == "drop"
+    preset = replace(preset_options("qwen3.5-0.8b"), eagle_mode=args.eagle_mode)
+    assert "drop" in preset.script_args()
+    assert "EAGLE mode drop" in describe_setup("qwen3.5-0.8b", preset)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--with", "x.patch", "--eagle-mode", "lookahead"])

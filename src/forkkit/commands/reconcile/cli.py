@@ -9,7 +9,7 @@ from pathlib import Path
 from forkkit.cliopts import add_pytest_args_option
 from forkkit.commands.reconcile.model import THEIR_TESTS, Options
 from forkkit.commands.reconcile.run import reconcile
-from forkkit.commands.repro.model import PRESETS
+from forkkit.commands.repro.model import EAGLE_MODES, PRESETS
 from forkkit.config import ForkConfig
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary
@@ -52,6 +52,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"default {DEFAULT_RESEND}), or 'off'",
     )
     parser.add_argument(
+        "--eagle-mode",
+        choices=EAGLE_MODES,
+        default="default",
+        help="the resend table's EAGLE mode (as 'forkkit repro --eagle-mode'): "
+        "lookahead block hashes (vLLM's default since 0.33.0) or the block drop",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=1800.0,
@@ -88,6 +95,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         out_dir=args.out,
         fresh=args.fresh,
         resend="" if args.resend == "off" else args.resend,
+        eagle_mode=args.eagle_mode,
     )
     result, md, js = reconcile(cfg, args.with_ref, opts)
     markdown = md.read_text()

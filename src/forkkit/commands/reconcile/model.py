@@ -74,6 +74,7 @@ class Options:
     out_dir: Path | None = None  # the report folder (default: reports/reconcile)
     fresh: bool = False  # ignore pytest runs cached by earlier reconciles
     resend: str = ""  # the repro preset of the resend table ("": no table)
+    eagle_mode: str = "default"  # the resend's EAGLE mode: "default" or "drop"
 
 
 # --------------------------------------------------------------------------

@@ -38,8 +38,9 @@ def describe_setup(name: str, opts: ReproOptions) -> str:
     return (
         f"preset `{name}`: a {lens}-token prompt, attention blocks of "
         f"{opts.block_size} tokens, {opts.hash_block_size}-token hashes, MTP "
-        f"{opts.num_spec} ({opts.accept} accepted per step), Mamba cache mode "
-        "align; vLLM's real Scheduler and KVCacheManager on CPU, no weights"
+        f"{opts.num_spec} ({opts.accept} accepted per step), EAGLE mode "
+        f"{opts.eagle_mode}, Mamba cache mode align; vLLM's real Scheduler and "
+        "KVCacheManager on CPU, no weights"
     )
 
 

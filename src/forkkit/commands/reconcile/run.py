@@ -320,7 +320,11 @@ def _resend(bench: Bench, columns: list[Column], *, opts: Options) -> Trees:
         for col in columns
         if col.runtime.key in RESEND_RUNTIMES
     ]
-    repro = preset_options(opts.resend) if opts.resend else None
+    repro = (
+        replace(preset_options(opts.resend), eagle_mode=opts.eagle_mode)
+        if opts.resend
+        else None
+    )
     runner = script_runner(bench, repro) if repro else None
     builds, cells = build_and_resend(bench, plans, runner=runner, timeout=opts.timeout)
     return Trees(
