@@ -104,14 +104,20 @@ def watch(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def history(session: nox.Session) -> None:
-    """The series on every release newer than the pin (``watch --all``).
+    """The fix's series on every release newer than its first pin
+    (``pins/0.30.0``, ``watch --all``); ``-- --config FILE`` for another.
 
     Passes whenever the history was measured: any watch verdict (0, 10, 20,
     30); the newest release's verdict is in the report.
     """
     session.install("-e", ".")
+    args = list(session.posargs)
+    config = ["--config", "pins/0.30.0/fork.toml"]
+    if "--config" in args:
+        i = args.index("--config")
+        config, args = args[i : i + 2], args[:i] + args[i + 2 :]
     session.run(
-        "forkkit", "watch", "--all", *session.posargs, success_codes=[0, 10, 20, 30]
+        "forkkit", *config, "watch", "--all", *args, success_codes=[0, 10, 20, 30]
     )
 
 

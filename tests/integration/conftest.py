@@ -21,7 +21,7 @@ from tests.integration.projects import PIN_030
 
 @pytest.fixture(scope="session")
 def real_cfg() -> ForkConfig:
-    """The fix as carried on vLLM 0.30.0 (tests/integration/pin030)."""
+    """The fix as carried on vLLM 0.30.0 (pins/0.30.0)."""
     return load_config(PIN_030)
 
 

@@ -142,7 +142,7 @@ def test_missing_config(tmp_path: Path) -> None:
             "fcad848b246a9d8652b47e6425af92334dc02492f9802720f54e27b823cf0113",
         ),
         (
-            "tests/integration/pin030/fork.toml",
+            "pins/0.30.0/fork.toml",
             "0.30.0",
             "5f8f4e890c042ffa1c3e103f81c35e2d96f60a0a175ac43a4adbae7006bef62b",
         ),
