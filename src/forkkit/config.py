@@ -301,7 +301,8 @@ def _workdir(data: dict[str, Any], path: Path) -> Path:
     wt = _table(data, "workdir", path.name)
     wd = _opt(wt, "path", f"{path.name} [workdir]", default=".forkkit")
     env_wd = os.environ.get("FORKKIT_WORKDIR")
-    workdir = Path(env_wd or path.parent / wd).absolute()
+    # normalized: a workdir given as "../../.forkkit" reads as itself in reports
+    workdir = Path(os.path.normpath(Path(env_wd or path.parent / wd).absolute()))
     return check_folder_path(
         workdir,
         what="the workdir",
