@@ -79,6 +79,6 @@ def test_reconcile_with_the_53802_model(tmp_path: Path) -> None:
     assert by[OURS_ON_THEIRS].row("identical") is not None
     text = md.read_text()
     assert text.splitlines()[2] == "### Answers"
-    assert "competitors/pr53802-model.patch" in text.splitlines()[0]
+    assert "pr53802-model.patch" in text.splitlines()[0]  # no local path
     data = json.loads(js.read_text())
     assert data["answers"]["resend"]["runtimes"] == list(RESEND_RUNTIMES)
