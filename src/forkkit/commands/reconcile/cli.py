@@ -55,8 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--eagle-mode",
         choices=EAGLE_MODES,
         default="default",
-        help="the resend table's EAGLE mode (as 'forkkit repro --eagle-mode'): "
-        "lookahead block hashes (vLLM's default since 0.33.0) or the block drop",
+        help="the resend's EAGLE mode: lookahead hashes (default) or block drop",
     )
     parser.add_argument(
         "--timeout",
