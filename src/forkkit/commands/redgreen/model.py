@@ -21,7 +21,6 @@ STEM = "red_green"
 # "red-green": red on base runtime, green on the fix; "guard": a tests-only
 # series (the fix is upstream's), its tests run once on the pin and must pass.
 Mode = Literal["red-green", "guard"]
-_BAD = ("failed", "error")  # the outcomes of a failing test
 UPSTREAM_BASE = "upstream base"  # the label of the default red base (tag ``base``)
 UNTESTED_NOTE = (
     "Non-test files the series changes that red keeps at the fix (not in "
@@ -233,7 +232,7 @@ def untested_notes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
 
 def failing_ids(report: JunitReport) -> list[str]:
     """Failed and erroring tests, then collection errors."""
-    ids = [t.test_id for t in report.tests.values() if t.outcome in _BAD]
+    ids = [t.test_id for t in report.tests.values() if t.outcome in ("failed", "error")]
     return ids + [t.test_id for t in report.collection_errors]
 
 
@@ -258,7 +257,7 @@ def guard_classification(green: JunitReport, *, upstream: str) -> Classification
     (each passing test is PASS_TO_PASS: red is green's tree)."""
     groups = classify(green, green, crashes=False).by_category
     problems = run_problems("guard", green)
-    failing = [t.test_id for t in green.tests.values() if t.outcome in _BAD]
+    failing = groups.get("FAIL_TO_FAIL", [])  # failed (or errored) in the one run
     if failing:
         problems.append(
             f"{len(failing)} carried test(s) fail on {upstream} (upstream's fix "

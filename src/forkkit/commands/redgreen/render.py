@@ -99,15 +99,19 @@ def _guard_lists(r: Result) -> list[str]:
         f"skipped: {len(cls.ids('SKIPPED'))}"
     )
     out += [counts, ""]
-    if failing:
-        out += ["Failing on the pin:", ""] + [f"- `{r.node(t)}`" for t in failing]
-    return [*out, ""] if failing else out
+    bad = [f"- `{r.node(t)}`" for t in failing]
+    return [*out, "Failing on the pin:", "", *bad, ""] if failing else out
+
+
+def _env_prefix(r: Result) -> str:
+    """What a command by hand sets before ``python -m pytest``."""
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
+    return f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
 
 
 def _guard_commands(r: Result) -> list[str]:
     """The one run of a guard, by hand."""
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
-    prefix = f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
+    prefix = _env_prefix(r)
     shared = " (one run with the related suites)" if _shared(r) else ""
     cmds = [
         f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
@@ -266,8 +270,7 @@ def _repeat(r: Result) -> list[str]:
 def _commands(r: Result) -> list[str]:
     """Shell lines that rerun red and green by hand."""
     short = r.head[:12]
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
-    prefix = f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
+    prefix = _env_prefix(r)
     cmds = [
         f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
         f"# red: the fork's tests, runtime files restored to {r.base_label}",
