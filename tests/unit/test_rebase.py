@@ -14,7 +14,6 @@ import pytest
 from forkkit.cli import main
 from forkkit.commands.rebase.absorb import (
     conflict_regions,
-    parse_onto,
     patch_targets,
     repin_toml,
     semantic_verdict,
@@ -81,13 +80,6 @@ def report_path(cfg: ForkConfig, name: str) -> Path:
 
 
 # --- pure helpers -------------------------------------------------------------
-
-
-def test_parse_onto() -> None:
-    assert parse_onto("vllm==0.31.0", "vllm") == "0.31.0"
-    assert parse_onto("0.31.0", "vllm") == "0.31.0"
-    with pytest.raises(ForkkitError, match="expected vllm==VERSION"):
-        parse_onto("torch==2.0", "vllm")
 
 
 def test_repin_toml_changes_only_pin_lines() -> None:

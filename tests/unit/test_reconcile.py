@@ -73,7 +73,7 @@ def test_parse_competitor(tmp_path: Path) -> None:
     rel = parse_competitor("vllm==0.32.0", "vllm")
     assert (rel.kind, rel.version) == ("release", "0.32.0")
     assert parse_competitor("pull/53802/head", "vllm").kind == "git"
-    with pytest.raises(ForkkitError, match="must be vllm==VERSION"):
+    with pytest.raises(ForkkitError, match="expected vllm==VERSION"):
         parse_competitor("torch==2.0", "vllm")
     with pytest.raises(ForkkitError, match="not a file"):
         parse_competitor("two words", "vllm")

@@ -21,7 +21,7 @@ from forkkit.commands.rebase.model import Options
 from forkkit.commands.rebase.run import resolve_target
 from forkkit.commands.watch.audit import row_key
 from forkkit.commands.watch.history import History, HistoryCell, HistoryRow
-from forkkit.commands.watch.model import fallback_version, newer_releases
+from forkkit.commands.watch.model import newer_releases
 from forkkit.commands.watch.render_history import render_history
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -68,25 +68,14 @@ def report(cfg: ForkConfig, name: str = "watch.json") -> Any:
 VERSIONS = ["0.9", "1.0", "1.1", "1.2", "1.10", "1.10.post1", "2.0rc1", "2.0.dev3"]
 
 
-@pytest.mark.parametrize("parse", [None, fallback_version], ids=["default", "own"])
-def test_newer_releases_newest_first_without_pre_releases(parse: Any) -> None:
-    newer = newer_releases([*VERSIONS, "junk", "1.0.0"], "1.0", parse=parse)
+def test_newer_releases_newest_first_without_pre_releases() -> None:
+    newer = newer_releases([*VERSIONS, "junk", "1.0.0"], "1.0")
     assert newer == ["1.10.post1", "1.10", "1.2", "1.1"]  # 1.0.0 is the pin
-    with_pre = newer_releases(VERSIONS, "1.10.post1", pre=True, parse=parse)
+    with_pre = newer_releases(VERSIONS, "1.10.post1", pre=True)
     assert with_pre == ["2.0rc1", "2.0.dev3"]
-    assert newer_releases(VERSIONS, "2.0", pre=True, parse=parse) == []
+    assert newer_releases(VERSIONS, "2.0", pre=True) == []
     with pytest.raises(ForkkitError, match="not a PEP 440 version"):
-        newer_releases(VERSIONS, "latest", parse=parse)
-
-
-def test_own_version_order_matches_pep440() -> None:
-    order = ["1.0.dev1", "1.0a1.dev1", "1.0a1", "1.0b2", "1.0rc1", "1", "1.0.post1"]
-    order += ["1.0.1", "1.1.dev0", "1.1", "10.0"]
-    keys = [fallback_version(v) for v in order]
-    assert all(k is not None for k in keys)
-    assert [k[0] for k in keys if k] == sorted(k[0] for k in keys if k)
-    pre = [v for v, k in zip(order, keys, strict=True) if k and k[1]]
-    assert pre == [*order[:5], "1.1.dev0"]
+        newer_releases(VERSIONS, "latest")
 
 
 # --- a PEP 691 index over HTTP ------------------------------------------------

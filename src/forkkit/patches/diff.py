@@ -67,10 +67,6 @@ class FileDiff:
     status: FileStatus
     hunks: tuple[DiffHunk, ...]
 
-    @property
-    def is_test(self) -> bool:
-        return is_test_path(self.path)
-
 
 @dataclass(frozen=True)
 class Diff:
@@ -93,9 +89,6 @@ class Diff:
     @property
     def all_hunks(self) -> tuple[DiffHunk, ...]:
         return tuple(h for f in self.files for h in f.hunks)
-
-    def file(self, path: str) -> FileDiff | None:
-        return next((f for f in self.files if f.path == path), None)
 
     def hunks(self, path: str) -> tuple[DiffHunk, ...]:
         return tuple(h for f in self.files if f.path == path for h in f.hunks)

@@ -32,10 +32,6 @@ class TestOutcome:
     mark: Mark = ""  # xfail-marked: "xfailed" (a skip) or "xpassed" (a pass)
 
     @property
-    def is_collection_error(self) -> bool:
-        return self.outcome == "error" and self.kind == "collection"
-
-    @property
     def is_assertion(self) -> bool:
         return self.kind == "AssertionError"
 

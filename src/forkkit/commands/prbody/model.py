@@ -16,6 +16,7 @@ from typing import Any
 
 from forkkit.docpath import get
 from forkkit.patches.retired import Retired
+from forkkit.upstream.release import sdist_version
 
 FOLD_AFTER = 12  # longer test lists go in a <details> block
 SHOWN_TESTS = 3  # tests named per hunk in the hunk matrix
@@ -60,8 +61,9 @@ def upstream_rev(doc: Mapping[str, Any]) -> str:
     if commit:
         return str(commit)
     ident = str(get(doc, "upstream.ident") or "")
-    if ident.startswith("sdist:"):
-        return "v" + ident.partition("==")[2].partition("#")[0]
+    version = sdist_version(ident)
+    if version:
+        return "v" + version
     return ident.rpartition("@")[2] or "BASE"
 
 
@@ -96,11 +98,6 @@ def portable(text: str, roots: Mapping[str, str]) -> str:
     return _ABSOLUTE.sub(
         lambda m: "…/" + m.group(0).rstrip("/").rsplit("/", 1)[-1], text
     )
-
-
-def absolute_paths(text: str) -> list[str]:
-    """The words of ``text`` that are local absolute paths (should be none)."""
-    return _ABSOLUTE.findall(text)
 
 
 def counts_cells(counts: Any) -> list[object]:

@@ -21,19 +21,6 @@ from forkkit.testing.junit import JunitReport
 # --- inputs -----------------------------------------------------------------
 
 
-def parse_onto(text: str, name: str) -> str:
-    """The version in ``NAME==VERSION`` (or a bare ``VERSION``) for ``name``."""
-    pkg, sep, version = text.partition("==")
-    if not sep:
-        pkg, version = name, text
-    norm = re.sub(r"[-_.]+", "-", pkg.strip()).lower()
-    if norm != re.sub(r"[-_.]+", "-", name).lower() or not version.strip():
-        raise ForkkitError(
-            f"--onto {text!r}: expected {name}==VERSION (fork.toml pins {name})"
-        )
-    return version.strip()
-
-
 def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ()) -> str:
     """``fork.toml`` text with only the given ``[upstream]`` string keys changed.
 

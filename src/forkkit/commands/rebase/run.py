@@ -22,7 +22,7 @@ import hashlib
 from contextlib import ExitStack
 from pathlib import Path
 
-from forkkit.commands.rebase.absorb import parse_onto, patch_targets, repin_toml
+from forkkit.commands.rebase.absorb import patch_targets, repin_toml
 from forkkit.commands.rebase.apply import (
     SERIES,
     NewSeries,
@@ -52,6 +52,7 @@ from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say, step
 from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.upstream.index import resolve_sdist
+from forkkit.upstream.release import release_version
 from forkkit.vcs import merge
 
 __all__ = ["Options", "RebaseResult", "Target", "rebase", "resolve_target"]
@@ -80,7 +81,7 @@ def resolve_target(
             "rebase needs a target: 'forkkit rebase --onto NAME==VERSION' "
             "or 'forkkit rebase --onto-rev REV'"
         )
-    version = parse_onto(onto, up.name)
+    version = release_version(onto, name=up.name, option="--onto", bare=True)
     with step(f"resolving the sdist of {up.name}=={version}"):
         ref = resolve_sdist(up.name, version, up.index_url)
     if sha256:

@@ -10,7 +10,6 @@ and laid over our base on the files we touch). Git work goes through
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,24 +23,20 @@ from forkkit.output.progress import say, step
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.series import failed_hunk, parse_patch_text
 from forkkit.upstream.index import resolve_sdist
+from forkkit.upstream.release import release_version, split_release
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
 from forkkit.vcs import RefUpdate, Repo, combine
 from forkkit.vcs.overlay import overlay_commit
-
-_RELEASE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)$")
 
 
 def parse_competitor(ref: str, project: str) -> Competitor:
     """Classify ``--with``: an existing file, ``NAME==VERSION`` or a git ref."""
     if Path(ref).is_file():
         return Competitor(ref, "patch")
-    m = _RELEASE.match(ref)
-    if m:
-        if m.group(1).lower() != project.lower():
-            raise ForkkitError(
-                f"--with {ref}: a release competitor must be {project}==VERSION"
-            )
-        return Competitor(ref, "release", m.group(1), m.group(2))
+    parts = split_release(ref)
+    if parts:
+        version = release_version(ref, name=project, option="--with", bare=False)
+        return Competitor(ref, "release", parts[0], version)
     if not ref or ref.startswith("-") or any(c.isspace() for c in ref):
         raise ForkkitError(
             f"--with {ref!r}: not a file, NAME==VERSION or git ref; see --help"

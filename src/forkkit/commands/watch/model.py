@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from packaging.version import InvalidVersion, Version
 
 from forkkit.commands.rebase.model import RebaseResult
 from forkkit.commands.watch.history import History
@@ -24,49 +25,17 @@ REBASE_STEM = "rebase"  # the rebase report, inside the watch report folder
 
 # --- versions -----------------------------------------------------------------
 
-# key, is a pre-release (or dev release); None: not a version we can order
-Parsed = tuple[Any, bool] | None
-_FALLBACK = re.compile(
-    r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?(?:\.dev(\d+))?"
-)
+# key, is a pre-release (or dev release); None: not a PEP 440 version
+Parsed = tuple[Version, bool] | None
 
 
-def fallback_version(text: str) -> Parsed:
-    """A PEP 440 ordering key for normalized ``X.Y.Z[{a|b|rc}N][.postN][.devN]``
-    versions, used when ``packaging`` is not installed."""
-    m = _FALLBACK.fullmatch(text.strip().lower().removeprefix("v"))
-    if not m:
-        return None
-    rel, phase, num, post, dev = m.groups()
-    release = tuple(int(x) for x in rel.split("."))
-    while len(release) > 1 and release[-1] == 0:
-        release = release[:-1]
-    if phase:
-        pre = (("a", "b", "rc").index(phase), int(num))
-    elif dev is not None and post is None:
-        pre = (-1, 0)  # 1.0.dev1 sorts before 1.0a1
-    else:
-        pre = (3, 0)  # a final (or post) release
-    post_key = int(post) if post is not None else -1
-    dev_key = (0, int(dev)) if dev is not None else (1, 0)
-    return (release, pre, post_key, dev_key), bool(phase) or dev is not None
-
-
-def _version_parser() -> Callable[[str], Parsed]:
-    """``packaging.version`` when installed, else :func:`fallback_version`."""
+def parse_version(text: str) -> Parsed:
+    """``text`` as a PEP 440 version and whether it is a pre- or dev release."""
     try:
-        from packaging.version import InvalidVersion, Version
-    except ImportError:
-        return fallback_version
-
-    def parse(text: str) -> Parsed:
-        try:
-            version = Version(text)
-        except InvalidVersion:
-            return None
-        return version, version.is_prerelease
-
-    return parse
+        version = Version(text)
+    except InvalidVersion:
+        return None
+    return version, version.is_prerelease
 
 
 def newer_releases(
@@ -74,15 +43,13 @@ def newer_releases(
     pin: str,
     *,
     pre: bool = False,
-    parse: Callable[[str], Parsed] | None = None,
 ) -> list[str]:
     """The versions newer than ``pin``, newest first.
 
     Pre-releases (and dev releases) only with ``pre``; versions that are not
     PEP 440 are skipped. A ``pin`` that is not PEP 440 is an error.
     """
-    parse = parse or _version_parser()
-    pinned = parse(pin)
+    pinned = parse_version(pin)
     if pinned is None:
         raise ForkkitError(
             f"fork.toml [upstream] version {pin!r}: not a PEP 440 version, so "
@@ -90,7 +57,7 @@ def newer_releases(
         )
     found: dict[str, Any] = {}
     for text in versions:
-        parsed = parse(text)
+        parsed = parse_version(text)
         if parsed is None or (parsed[1] and not pre):
             continue
         if parsed[0] > pinned[0]:

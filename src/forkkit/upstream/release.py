@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``NAME==VERSION``: the one parser of a release named on the command line or
+in a report's upstream identifier (pure: no I/O)."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.utils import canonicalize_name
+
+from forkkit.errors import ForkkitError
+
+_RELEASE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)")
+
+
+def split_release(text: str) -> tuple[str, str] | None:
+    """``(name, version)`` of ``NAME==VERSION``; None when ``text`` is not one."""
+    m = _RELEASE.fullmatch(text.strip())
+    return (m.group(1), m.group(2)) if m else None
+
+
+def release_version(text: str, *, name: str, option: str, bare: bool) -> str:
+    """The version ``text`` names for the pinned project ``name``.
+
+    ``text`` is ``NAME==VERSION`` (``NAME`` compared as PyPI does) or, with
+    ``bare``, a plain ``VERSION``; anything else is one line naming ``option``.
+    """
+    parts = split_release(text)
+    if parts is None and bare and text.strip() and "=" not in text:
+        parts = (name, text.strip())
+    if parts is None or canonicalize_name(parts[0]) != canonicalize_name(name):
+        raise ForkkitError(
+            f"{option} {text!r}: expected {name}==VERSION (fork.toml pins {name})"
+        )
+    return parts[1]
+
+
+def sdist_version(ident: str) -> str | None:
+    """The version in an sdist identifier (``sdist:NAME==VERSION#sha256=…``)."""
+    if not ident.startswith("sdist:"):
+        return None
+    parts = split_release(ident.removeprefix("sdist:").partition("#")[0])
+    return parts[1] if parts else None
