@@ -1,7 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
 """``python -m forkkit``."""
 
-import sys
+from forkkit.cli import entry
 
-from forkkit.cli import main
-
-sys.exit(main())
+entry()

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import NoReturn, Protocol, cast
 
 from forkkit import txn
 from forkkit.cliopts import CommonOptions, check_path_options, set_common_defaults
@@ -166,27 +166,45 @@ def _dispatch(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; user errors print one line and exit 2."""
-    first, _ = build_parser(None)[0].parse_known_args(argv)
-    parser, handlers = build_parser(first.command)
-    args = parser.parse_args(argv)
+    """Run one command; user errors print one line and exit 2.
+
+    Signals are handled here, once, for the whole command: the first Ctrl-C
+    or SIGTERM unwinds it, and repeats are ignored through its cleanup,
+    publishing and this function's own message.
+    """
     try:
         with signals_raise():
-            common = CommonOptions.from_namespace(args)
-            cfg = common.apply_upstream(load_config(args.config))
-            check_path_options(common)
-            return _dispatch(
-                command_named(args.command), handlers[args.command], args, cfg=cfg
-            )
-    except ForkkitError as exc:
-        msg = " ".join(str(exc).split("\n"))
-        print(f"forkkit: error: {msg}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
+            return _main(argv)
+    except KeyboardInterrupt as exc:  # the first signal, wherever it landed
         name = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
         print(f"forkkit: interrupted ({name})", file=sys.stderr)
         return _SIGNAL_EXIT.get(name, 130)
 
 
+def entry() -> NoReturn:
+    """The ``forkkit`` process: :func:`main`, then exit with its code; a
+    signal after the command has finished is ignored, not a traceback."""
+    with signals_raise(exiting=True):
+        code = main()
+    sys.exit(code)
+
+
+def _main(argv: list[str] | None) -> int:
+    first, _ = build_parser(None)[0].parse_known_args(argv)
+    parser, handlers = build_parser(first.command)
+    args = parser.parse_args(argv)
+    try:
+        common = CommonOptions.from_namespace(args)
+        cfg = common.apply_upstream(load_config(args.config))
+        check_path_options(common)
+        return _dispatch(
+            command_named(args.command), handlers[args.command], args, cfg=cfg
+        )
+    except ForkkitError as exc:
+        msg = " ".join(str(exc).split("\n"))
+        print(f"forkkit: error: {msg}", file=sys.stderr)
+        return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -29,13 +29,16 @@ def _handler(signum: int, frame: FrameType | None) -> None:
 
 
 @contextmanager
-def signals_raise() -> Iterator[None]:
+def signals_raise(*, exiting: bool = False) -> Iterator[None]:
     """Turn SIGTERM/SIGHUP/SIGINT into :class:`Interrupted` (main thread only).
 
     Re-entrant: only the first signal raises, once, for the outermost block
     and all blocks inside it; repeats are ignored until the outermost block
     has exited, so the cleanup that the first one triggers cannot itself be
-    interrupted, at whatever level it runs.
+    interrupted, at whatever level it runs. ``exiting``: the process ends
+    when the block does, so the signals stay ignored after it (the handler is
+    swapped for ``SIG_IGN`` in one step, with no window for a default
+    handler to kill the process or print a traceback).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -52,5 +55,5 @@ def signals_raise() -> Iterator[None]:
         _DEPTH[0] -= 1
         if _DEPTH[0] == 0:
             for s, h in old.items():
-                signal.signal(s, h)
+                signal.signal(s, signal.SIG_IGN if exiting else h)
             _FIRED.clear()

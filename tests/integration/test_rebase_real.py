@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.rebase.model import Options
-from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.fork.seriesfiles import load_series
 from forkkit.patches.series import Series
+from forkkit.services.rebase.model import Options
+from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
 from tests.integration.projects import PIN_030

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.redgreen.render import render_markdown
-from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree
+from forkkit.services.proof.render import render_markdown
+from forkkit.services.proof.run import prove
 from forkkit.vcs import scratch_root
 
 pytestmark = pytest.mark.integration

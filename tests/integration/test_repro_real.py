@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.repro.model import ReproOptions
-from forkkit.commands.repro.render import render_markdown
-from forkkit.commands.repro.run import reproduce
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree
+from forkkit.services.resend.model import ReproOptions
+from forkkit.services.resend.render import render_markdown
+from forkkit.services.resend.run import reproduce
 from forkkit.vcs import scratch_root
 
 pytestmark = pytest.mark.integration

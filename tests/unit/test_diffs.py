@@ -12,7 +12,6 @@ import pytest
 from forkkit.commands.reconcile.matrix import build_matrix, cell_summary
 from forkkit.commands.reconcile.model import (
     Cell,
-    ReconcileResult,
     Runtime,
     SideTests,
     classify_side,
@@ -27,6 +26,7 @@ from forkkit.commands.reconcile.overlap import (
     touched_tests,
 )
 from forkkit.commands.reconcile.render import render_markdown, to_json
+from forkkit.commands.reconcile.result import ReconcileResult
 from forkkit.errors import ForkkitError
 from forkkit.patches.diff import parse_diff
 from forkkit.patches.symbols import hunk_symbols, python_symbols

@@ -27,8 +27,14 @@ INFRA = (
 COMMANDS = ("commands", "cli", "cliopts")
 
 
-def _modules() -> list[Path]:
-    return sorted(p for p in SRC.rglob("*.py") if "scripts" not in p.parts)
+def _modules(*, with_scripts: bool = False) -> list[Path]:
+    every = sorted(SRC.rglob("*.py"))
+    return every if with_scripts else [p for p in every if "scripts" not in p.parts]
+
+
+def _top(path: Path) -> str:
+    """The package (or top-level module) ``path`` belongs to."""
+    return path.relative_to(SRC).parts[0].removesuffix(".py")
 
 
 def _outside_vcs() -> list[Path]:
@@ -64,10 +70,41 @@ def test_no_module_outside_vcs_runs_git(path: Path) -> None:
     [p for p in _modules() if p.relative_to(SRC).parts[0].removesuffix(".py") in INFRA],
     ids=lambda p: str(p.relative_to(SRC)),
 )
-def test_infrastructure_never_imports_commands(path: Path) -> None:
+def test_infrastructure_never_imports_services_or_commands(path: Path) -> None:
+    imports = _imports(ast.parse(path.read_text()))
+    above = (*COMMANDS, "services")
+    bad = {i for i in imports for c in above if i.split(".")[:2] == ["forkkit", c]}
+    assert not bad, f"{path.name} imports {bad}"
+
+
+def _in(layer: str) -> list[Path]:
+    return [p for p in _modules() if p.relative_to(SRC).parts[0] == layer]
+
+
+@pytest.mark.parametrize("path", _in("services"), ids=lambda p: str(p.relative_to(SRC)))
+def test_services_never_import_commands(path: Path) -> None:
     imports = _imports(ast.parse(path.read_text()))
     bad = {i for i in imports for c in COMMANDS if i.split(".")[:2] == ["forkkit", c]}
     assert not bad, f"{path.name} imports {bad}"
+
+
+@pytest.mark.parametrize("path", _in("commands"), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_command_imports_another_command(path: Path) -> None:
+    own = path.relative_to(SRC).parts[1].removesuffix(".py")
+    imports = _imports(ast.parse(path.read_text()))
+    bad = {
+        i
+        for i in imports
+        if i.split(".")[:2] == ["forkkit", "commands"]
+        and len(i.split(".")) > 2
+        and i.split(".")[2] != own
+    }
+    assert not bad, f"{path.relative_to(SRC)} imports another command: {bad}"
+
+
+def test_the_layer_rules_see_every_layer() -> None:
+    """A rule over an empty layer proves nothing: each layer has modules."""
+    assert _in("services") and len({p.parts[-2] for p in _in("commands")}) > 5
 
 
 # Modules that must stay pure: the patches/ layer and every command's model.
@@ -128,3 +165,102 @@ def test_pure_modules_do_no_io(path: Path) -> None:
             if isinstance(func, ast.Name):
                 called = func.id
             assert called not in IO_CALLS, f"{path.name}:{node.lineno} calls {called}"
+
+
+def _module_name(path: Path) -> str:
+    parts = ("forkkit", *path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """forkkit module -> the forkkit modules it imports (TYPE_CHECKING too)."""
+    names = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        wanted = _imports(ast.parse(path.read_text()))
+        graph[name] = {w for w in wanted if w in names and w != name}
+    return graph
+
+
+def test_no_import_cycle() -> None:
+    """No module reaches itself through imports (a cycle hidden behind
+    ``TYPE_CHECKING`` counts: the types still depend on each other)."""
+    graph = _import_graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*path[path.index(nxt) :], nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+
+
+# What each package may import of forkkit besides itself: the README's layout
+# table, column "may import" (a change to one is a change to both).
+_HELPERS = ("errors", "signals", "process", "docpath", "txn", "workdir", "config")
+_INFRA = {
+    "errors": set(),
+    "signals": set(),
+    "process": set(),
+    "docpath": set(),
+    "output": {"errors"},
+    "txn": {"errors"},
+    "workdir": {"errors", "output", "process"},
+    "config": {"errors", "workdir"},
+    "cliopts": {"config"},
+    "patches": {"errors"},
+    "vcs": {"errors", "output", "process"},
+    "upstream": {"config", "errors", "output", "process", "vcs"},
+    "fork": {"config", "errors", "output", "patches", "txn", "upstream", "vcs"}
+    | {"workdir"},
+    "testing": {"config", "errors", "fork", "output", "patches", "process"}
+    | {"signals", "vcs", "workdir"},
+    "scripts": set(),
+}
+MAY_IMPORT = {
+    **_INFRA,
+    "services": set(INFRA) | {"services"},
+    "commands": set(INFRA) | {"services", "cliopts", "commands"},
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _modules(with_scripts=True) if _top(p) in MAY_IMPORT],
+    ids=lambda p: str(p.relative_to(SRC)),
+)
+def test_each_package_imports_only_what_the_layout_allows(path: Path) -> None:
+    top = _top(path)
+    allowed = MAY_IMPORT[top] | {top, "__version__"}  # the package's version
+    used = {
+        i.split(".")[1]
+        for i in _imports(ast.parse(path.read_text()))
+        if i.startswith("forkkit.") and len(i.split(".")) > 1
+    }
+    assert used <= allowed, f"{path.relative_to(SRC)} imports {used - allowed}"
+
+
+def test_the_layout_table_names_every_package() -> None:
+    tops = {_top(p) for p in _modules(with_scripts=True)}
+    assert tops - {"cli", "__main__", "__init__"} <= set(MAY_IMPORT), tops
+    assert set(_HELPERS) <= set(MAY_IMPORT)
+
+
+def test_signals_are_entered_once_in_cli_main() -> None:
+    """``signals_raise`` is entered by ``cli.main`` alone: one handler for the
+    whole command, so a second signal during any cleanup or publishing meets
+    the state of the first (tests/unit/test_signal_storm.py)."""
+    users = [
+        str(p.relative_to(SRC))
+        for p in _modules()
+        if p.name != "signals.py" and "signals_raise()" in p.read_text()
+    ]
+    assert users == ["cli.py"]

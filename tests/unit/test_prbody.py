@@ -15,10 +15,10 @@ from forkkit import cli
 from forkkit.commands.prbody.model import PrInputs, portable, pytest_command
 from forkkit.commands.prbody.render import render_markdown
 from forkkit.commands.prbody.render_guard import guard_title
-from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.patches.retired import Retired
+from forkkit.services.proof.run import prove
 
 _PIPE = re.compile(r"(?<!\\)\|")
 _DETAILS = re.compile(r"<(/?)details\b")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.output.runprogress import (
@@ -21,6 +20,7 @@ from forkkit.output.runprogress import (
     ProgressTail,
     short_summary,
 )
+from forkkit.services.proof.run import prove
 
 LOG = """\
 .F.E                                                   [100%]

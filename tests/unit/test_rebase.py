@@ -12,16 +12,6 @@ from pathlib import Path
 import pytest
 
 from forkkit.cli import main
-from forkkit.commands.rebase.absorb import (
-    conflict_regions,
-    patch_targets,
-    repin_toml,
-    semantic_verdict,
-    split_runtime,
-)
-from forkkit.commands.rebase.model import Options, PatchResult, RebaseResult, Target
-from forkkit.commands.rebase.render import render_markdown
-from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
@@ -33,6 +23,16 @@ from forkkit.patches.retired import (
     render_retired,
 )
 from forkkit.patches.testids import in_test_file
+from forkkit.services.rebase.absorb import (
+    conflict_regions,
+    patch_targets,
+    repin_toml,
+    semantic_verdict,
+    split_runtime,
+)
+from forkkit.services.rebase.model import Options, PatchResult, RebaseResult, Target
+from forkkit.services.rebase.render import render_markdown
+from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.testing import junit
 from forkkit.testing.junit import JunitReport, Outcome
 from tests.synthetic import (
@@ -593,7 +593,7 @@ def test_apply_writes_only_bytes_that_rebuild_the_tree(
 ) -> None:
     """The refreshed patches change between export and --apply (here: during
     the proof): the check runs on the bytes written, so nothing is written."""
-    import forkkit.commands.rebase.run
+    import forkkit.services.rebase.run
 
     target = onto(
         toy_project, toy_upstream, "1.1", toy_release({"toy/extra.py": "X = 1\n"})
@@ -606,7 +606,7 @@ def test_apply_writes_only_bytes_that_rebuild_the_tree(
             patch.write_text(text)
         return None, "", True
 
-    monkeypatch.setattr(forkkit.commands.rebase.run, "_prove", tampering_proof)
+    monkeypatch.setattr(forkkit.services.rebase.run, "_prove", tampering_proof)
     before = snapshot(toy_project)
     with pytest.raises(ForkkitError, match="nothing written"):
         rebase(toy_project, target, Options(apply=True, semantic=False))

@@ -16,7 +16,7 @@ from forkkit.commands.reconcile.answers import (
 )
 from forkkit.commands.reconcile.model import Cell, SideTests
 from forkkit.commands.reconcile.render_answers import resend_md
-from forkkit.commands.repro.model import ResendRow, ScriptRun
+from forkkit.services.resend.model import ResendRow, ScriptRun
 from forkkit.testing.classify import Classification
 from forkkit.testing.junit import JunitReport, Outcome
 from forkkit.testing.junit import TestOutcome as Case

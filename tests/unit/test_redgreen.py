@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from forkkit.commands.redgreen.model import related_verdict, untested_changes
-from forkkit.commands.redgreen.render import render_markdown
-from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.patches.testids import node_id
+from forkkit.services.proof.model import related_verdict, untested_changes
+from forkkit.services.proof.render import render_markdown
+from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.testing import env as testenv
 from forkkit.testing import junit
 from forkkit.testing.classify import classify
@@ -450,6 +450,31 @@ def test_run_with_runtime_from_reusable(
     assert_fork_intact(tree)
 
 
+def start_until_red(
+    cfg: ForkConfig, tmp_path: Path, *, parallel: str
+) -> tuple[subprocess.Popen[str], str, str]:
+    """A ``forkkit red-green`` process, once its (hanging) red has started:
+    the process, and the red pytest's pid and working directory."""
+    mark = tmp_path / "mark"
+    env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC}
+    cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
+    proc = subprocess.Popen(
+        [*cmd, "--no-related", "--parallel", parallel],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not mark.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"red never started: {proc.communicate()}")
+        time.sleep(0.05)
+    pid, cwd = mark.read_text().split(" ", 1)
+    return proc, pid, cwd
+
+
 SIGNAL_CASES = [(signal.SIGTERM, "off"), (signal.SIGINT, "off"), (signal.SIGTERM, "on")]
 
 
@@ -464,27 +489,8 @@ def test_interrupt_during_red_restores_fix(
 ) -> None:
     cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
     tree = materialize(cfg)
-    mark = tmp_path / "mark"
-    env = {
-        **os.environ,
-        "TOY_MARK": str(mark),
-        "PYTHONPATH": SRC,
-    }
-    cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
-    proc = subprocess.Popen(
-        [*cmd, "--no-related", "--parallel", parallel],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc, pid, cwd = start_until_red(cfg, tmp_path, parallel=parallel)
     try:
-        deadline = time.monotonic() + 60
-        while not mark.exists():
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "red never started"
-            time.sleep(0.1)
-        pid, cwd = mark.read_text().split(" ", 1)
         assert Path(cwd) != tree.path  # red runs in a scratch worktree
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from forkkit import cli
-from forkkit.commands.redgreen.model import base_label, patch_commit
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.services.proof.model import base_label, patch_commit
 from tests.synthetic import (
     SyntheticUpstream,
     make_two_fix_project,

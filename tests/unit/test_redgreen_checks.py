@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.redgreen.checks import repeat_orders
-from forkkit.commands.redgreen.model import ProofChecks
-from forkkit.commands.redgreen.render import render_markdown
-from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.services.proof.checks import repeat_orders
+from forkkit.services.proof.model import ProofChecks
+from forkkit.services.proof.render import render_markdown
+from forkkit.services.proof.run import prove
 from forkkit.vcs.overlay import revert_hunk_commit
 from tests.synthetic import BUGGY, FIX_TEST, SyntheticUpstream, make_project
 from tests.synthetic import fixed_fork as fork

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.redgreen.model import ProofChecks
-from forkkit.commands.redgreen.render import render_markdown
-from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.services.proof.model import ProofChecks
+from forkkit.services.proof.render import render_markdown
+from forkkit.services.proof.run import prove
 from tests.synthetic import FIX_TEST, SyntheticUpstream
 from tests.synthetic import fixed_fork as fork
 

@@ -16,8 +16,11 @@ import pytest
 
 from forkkit import cli
 from forkkit.commands.repro import cli as repro_cli
-from forkkit.commands.repro import run as repro
-from forkkit.commands.repro.model import (
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import materialize
+from forkkit.services.resend import run as repro
+from forkkit.services.resend.model import (
     PRESETS,
     Comparison,
     ReproOptions,
@@ -27,11 +30,8 @@ from forkkit.commands.repro.model import (
     parse_script_output,
     preset_options,
 )
-from forkkit.commands.repro.render import render_markdown
-from forkkit.commands.repro.run import Runner, reproduce
-from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
-from forkkit.fork.tree import materialize
+from forkkit.services.resend.render import render_markdown
+from forkkit.services.resend.run import Runner, reproduce
 from forkkit.testing import env as testenv
 from forkkit.vcs import scratch_root
 from tests.synthetic import SyntheticUpstream, make_project

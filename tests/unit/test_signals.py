@@ -34,3 +34,17 @@ def test_a_second_signal_during_the_outer_cleanup_is_ignored() -> None:
     # and a new block raises again
     with pytest.raises(Interrupted, match="SIGTERM"), signals_raise():
         _send(signal.SIGTERM)
+
+
+def test_an_exiting_block_leaves_the_signals_ignored() -> None:
+    """``forkkit``'s process entry: once its command is done the process only
+    exits, so a late Ctrl-C is ignored rather than a traceback."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with signals_raise(exiting=True):
+            pass
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        _send(signal.SIGINT)  # ignored: no KeyboardInterrupt
+    finally:
+        for s, h in before.items():
+            signal.signal(s, h)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from forkkit import cli
-from forkkit.commands.redgreen.run import prove
 from forkkit.commands.verify.model import differences, refusal, replay_spec
 from forkkit.commands.verify.run import _current
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.services.proof.run import prove
 from tests.synthetic import SyntheticUpstream, make_project, toy_breaking_fix_changes
 
 F2P = "tests/test_fix.py::test_limit_reaches_n"

@@ -25,7 +25,6 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.output.runprogress import LIVE, short_summary
-from forkkit.signals import signals_raise
 from forkkit.testing.cache import ResultCache, ResultKey
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import JunitReport, parse_junit_text
@@ -173,14 +172,13 @@ def run_with_runtime_from(
     )
     in_place = target == repo.rev("HEAD")
     changed: list[str] = []
-    with signals_raise():
-        if hit is not None:
-            say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
-            run = hit.restore(out_dir, name, tests)
-        else:
-            run, changed = _pytest_on(
-                repo, target, in_place=in_place, source=source, name=name, run=pytest_in
-            )
+    if hit is not None:
+        say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
+        run = hit.restore(out_dir, name, tests)
+    else:
+        run, changed = _pytest_on(
+            repo, target, in_place=in_place, source=source, name=name, run=pytest_in
+        )
     shown = shown_dir or out_dir
     report, problem = read_run(run, name, shown)
     problem = problem or (_changed_problem(name, changed) if changed else "")

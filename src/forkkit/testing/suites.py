@@ -17,7 +17,6 @@ from typing import Any
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, LocalChangesError, materialize
 from forkkit.output.progress import say
-from forkkit.signals import signals_raise
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.testing.suiterun import report_folder
@@ -56,7 +55,7 @@ def run_suites(
     The returned run names its JUnit XML and log where they are published.
     """
     repo = Repo(tree)
-    with signals_raise(), report_folder(cfg, STEM, out) as folder:
+    with report_folder(cfg, STEM, out) as folder:
         if pristine:
             with repo.worktree(BASE_TAG, "pristine") as wt:
                 env = ensure_testenv(cfg, wt.path)

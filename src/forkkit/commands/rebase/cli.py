@@ -7,11 +7,11 @@ import argparse
 import sys
 
 from forkkit.cliopts import add_proof_options
-from forkkit.commands.rebase.model import Options
-from forkkit.commands.rebase.render import render_markdown, to_json, verdict_line
-from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.config import ForkConfig
 from forkkit.output.report import append_step_summary, write_reports
+from forkkit.services.rebase.model import Options
+from forkkit.services.rebase.render import render_markdown, to_json, verdict_line
+from forkkit.services.rebase.run import rebase, resolve_target
 
 REPORT_STEM = "rebase"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from forkkit.cliopts import add_pytest_args_option
 from forkkit.commands.reconcile.model import THEIR_TESTS, Options
 from forkkit.commands.reconcile.run import reconcile
-from forkkit.commands.repro.model import EAGLE_MODES, PRESETS
 from forkkit.config import ForkConfig
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary
+from forkkit.services.resend.model import EAGLE_MODES, PRESETS
 
 DEFAULT_RESEND = "qwen3.5-0.8b"
 

@@ -4,7 +4,7 @@
 The competitor and the options; the runtime columns and the cells of the
 behaviour matrix (one side's tests on one runtime); each side's tests and
 their classification; what was measured (the exit code); the whole result
-(rendered as Markdown and JSON by :mod:`forkkit.commands.reconcile.render`).
+(the whole result is :mod:`.result`).
 """
 
 from __future__ import annotations
@@ -13,17 +13,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.patches.diff import Diff
 from forkkit.patches.testids import belongs_to, junit_module
 from forkkit.testing.classify import Classification, classify
 from forkkit.testing.junit import JunitReport, TestOutcome
-
-if TYPE_CHECKING:
-    from forkkit.commands.reconcile.answers import Trees
-    from forkkit.commands.reconcile.matrix import Matrix
 
 Side = Literal["ours", "theirs"]
 Kind = Literal["patch", "git", "release"]
@@ -343,40 +338,3 @@ def measure(
         measured += [(side.side, key) for key in ok]
         gaps += [Gap(side.side, k, r) for k, r in why.items() if r]
     return Measurement(cells=tuple(measured), gaps=tuple(gaps))
-
-
-# --------------------------------------------------------------------------
-# The result (rendered by :mod:`.render`)
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReconcileResult:
-    """Everything the reconcile report says."""
-
-    title: str
-    competitor: str  # what --with named
-    competitor_kind: str  # "patch", "git", "release"
-    base_label: str
-    ours: Diff
-    theirs: Diff
-    overlap: Overlap
-    sides: tuple[SideTests, ...]
-    runtimes: tuple[Runtime, ...]
-    cells: dict[tuple[str, str], Cell]
-    matrix: Matrix
-    notes: tuple[str, ...] = ()
-    trees: Trees | None = None  # stacks as built; the resend table
-
-    @property
-    def measurement(self) -> Measurement:
-        """Which cells of the matrix and of the resend table hold a
-        measurement (the exit code)."""
-        m = measure(self.sides, self.runtimes, self.cells)
-        if not m.cells and not m.gaps:
-            return m  # neither side brings a test: nothing to weigh
-        asked = self.trees.runtimes if self.trees else ()
-        gaps = dict(self.trees.gaps()) if self.trees else {}
-        done = tuple((RESEND, k) for k in asked if k not in gaps)
-        extra = tuple(Gap(RESEND, k, why) for k, why in gaps.items())
-        return Measurement(cells=m.cells + done, gaps=m.gaps + extra)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The reconcile report: :class:`~forkkit.commands.reconcile.model.ReconcileResult`
+"""The reconcile report: :class:`~forkkit.commands.reconcile.result.ReconcileResult`
 as Markdown (for a PR thread) and JSON. Pure: no git, no pytest, no files."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 from forkkit.commands.reconcile.model import (
     Cell,
     Measurement,
-    ReconcileResult,
     failure_kinds,
 )
 from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.commands.reconcile.render_answers import answers_json, answers_md
+from forkkit.commands.reconcile.result import ReconcileResult
 from forkkit.output.report import md_table
 from forkkit.patches.diff import Diff
 from forkkit.patches.testids import short_id

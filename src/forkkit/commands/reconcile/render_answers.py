@@ -18,7 +18,8 @@ from forkkit.commands.reconcile.answers import (
     resend_keys,
     stacks_cleanly,
 )
-from forkkit.commands.reconcile.model import ReconcileResult, SideTests
+from forkkit.commands.reconcile.model import SideTests
+from forkkit.commands.reconcile.result import ReconcileResult
 from forkkit.output.report import md_table
 from forkkit.patches.testids import short_id
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from forkkit.commands.reconcile.answers import ResendCell, StackBuild
 from forkkit.commands.reconcile.cells import Bench, assemble
 from forkkit.commands.reconcile.model import Cell, Plan
-from forkkit.commands.repro.model import PRESETS, ReproOptions
-from forkkit.commands.repro.run import SCRIPT, Runner, run_script
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say
+from forkkit.services.resend.model import PRESETS, ReproOptions
+from forkkit.services.resend.run import SCRIPT, Runner, run_script
 
 
 def preset_options(name: str) -> ReproOptions:

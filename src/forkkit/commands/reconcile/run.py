@@ -5,7 +5,7 @@ The competitor becomes a commit on our base
 (:mod:`forkkit.commands.reconcile.competitor`); each side's tests then run on
 each side's runtime (and ours on top of theirs), one cell at a time
 (:mod:`forkkit.commands.reconcile.cells`), and the result
-(:class:`~forkkit.commands.reconcile.model.ReconcileResult`) is a PR-ready
+(:class:`~forkkit.commands.reconcile.result.ReconcileResult`) is a PR-ready
 Markdown + JSON report. A reconcile writes into a fresh folder published as
 ``reports/reconcile/`` (or ``--out``).
 """
@@ -38,7 +38,6 @@ from forkkit.commands.reconcile.model import (
     Layer,
     Options,
     Plan,
-    ReconcileResult,
     Release,
     Runtime,
     Side,
@@ -59,6 +58,7 @@ from forkkit.commands.reconcile.resend import (
     preset_options,
     script_runner,
 )
+from forkkit.commands.reconcile.result import ReconcileResult
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import write_reports

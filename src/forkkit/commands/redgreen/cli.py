@@ -7,14 +7,13 @@ import argparse
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
-from forkkit.commands.redgreen.model import ProofChecks, patch_commit
-from forkkit.commands.redgreen.render import render_markdown
-from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import append_step_summary
-from forkkit.signals import signals_raise
+from forkkit.services.proof.model import ProofChecks, patch_commit
+from forkkit.services.proof.render import render_markdown
+from forkkit.services.proof.run import prove, resolve_parallel
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -146,21 +145,20 @@ def _checks(args: argparse.Namespace) -> ProofChecks:
 
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Prove, print the Markdown (and add it to the job summary); 0 when valid."""
-    with signals_raise():
-        tree = materialize(cfg, dest=args.dest)
-        result = prove(
-            cfg,
-            tree,
-            tests=args.tests,
-            pytest_args=args.pytest_args,
-            related=args.related,
-            out_dir=args.out,
-            parallel=resolve_parallel(args.parallel),
-            timeout=args.timeout,
-            fresh=args.fresh,
-            checks=_checks(args),
-            base=_base(args, tree),
-        )
+    tree = materialize(cfg, dest=args.dest)
+    result = prove(
+        cfg,
+        tree,
+        tests=args.tests,
+        pytest_args=args.pytest_args,
+        related=args.related,
+        out_dir=args.out,
+        parallel=resolve_parallel(args.parallel),
+        timeout=args.timeout,
+        fresh=args.fresh,
+        checks=_checks(args),
+        base=_base(args, tree),
+    )
     markdown = render_markdown(result)
     print(markdown)
     append_step_summary(markdown)

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
-from forkkit.commands.repro.model import KINDS, PRESETS, ReproOptions, preset_options
-from forkkit.commands.repro.render import render_markdown
-from forkkit.commands.repro.run import GPU_SCRIPT, exit_code, reproduce
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.services.resend.model import KINDS, PRESETS, ReproOptions, preset_options
+from forkkit.services.resend.render import render_markdown
+from forkkit.services.resend.run import GPU_SCRIPT, exit_code, reproduce
 
 
 def _ints(text: str) -> tuple[int, ...]:

@@ -10,7 +10,6 @@ from forkkit.cliopts import add_dest_option
 from forkkit.commands.verify.render import render_text
 from forkkit.commands.verify.run import verify
 from forkkit.config import ForkConfig
-from forkkit.signals import signals_raise
 
 _EPILOG = """\
 exit codes:
@@ -44,9 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Replay, print the verdict; 0 when nothing differs."""
-    with signals_raise():
-        result = verify(
-            cfg, args.report, dest=args.dest, out_dir=args.out, timeout=args.timeout
-        )
+    result = verify(
+        cfg, args.report, dest=args.dest, out_dir=args.out, timeout=args.timeout
+    )
     print(render_text(result))
     return 0 if result.same else 1

@@ -4,7 +4,7 @@
 The report must come from the pin and the series this fork.toml and patches/
 select (refused in one line otherwise); the fork tree is rebuilt from them,
 its trees checked against the report's, and the same tests rerun with
-:func:`forkkit.commands.redgreen.run.prove` (``fresh``: nothing from the result
+:func:`forkkit.services.proof.run.prove` (``fresh``: nothing from the result
 cache). The replay's own report is published as ``reports/verify`` (or
 ``--out``), never over the report being verified.
 """
@@ -14,8 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from forkkit.commands.redgreen.render import render_json
-from forkkit.commands.redgreen.run import prove, resolve_parallel
 from forkkit.commands.verify.model import (
     STEM,
     Current,
@@ -32,6 +30,8 @@ from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import materialize
 from forkkit.output.progress import say
 from forkkit.output.report import read_report_json
+from forkkit.services.proof.render import render_json
+from forkkit.services.proof.run import prove, resolve_parallel
 
 __all__ = ["read_report", "verify"]
 

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from forkkit import __version__
-from forkkit.commands.rebase.model import Options, RebaseResult, Target
 from forkkit.commands.watch.history import (
     HISTORY_FORMAT,
     HistoryRow,
@@ -33,6 +32,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say
+from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.txn import write_atomic
 from forkkit.vcs import resolution
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from forkkit.commands.rebase.model import PatchResult, RebaseResult
+from forkkit.services.rebase.model import PatchResult, RebaseResult
 
 # applies cleanly / 3-way / with a recorded resolution / conflicts / absorbed
 # / not tried

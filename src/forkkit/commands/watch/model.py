@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from packaging.version import InvalidVersion, Version
 
-from forkkit.commands.rebase.model import RebaseResult
 from forkkit.commands.watch.history import History
 from forkkit.errors import ForkkitError
+from forkkit.services.rebase.model import RebaseResult
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
 EXIT_CODES: dict[Verdict, int] = {

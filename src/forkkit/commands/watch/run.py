@@ -14,9 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forkkit.commands.rebase.model import Options, RebaseResult, Target
-from forkkit.commands.rebase.render import render_markdown as render_rebase
-from forkkit.commands.rebase.run import rebase, resolve_target
 from forkkit.commands.watch.audit import history_rows
 from forkkit.commands.watch.history import History
 from forkkit.commands.watch.model import (
@@ -31,6 +28,9 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say, step
 from forkkit.output.report import write_reports
+from forkkit.services.rebase.model import Options, RebaseResult, Target
+from forkkit.services.rebase.render import render_markdown as render_rebase
+from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.upstream.index import sdist_versions
 
 # --- the run ------------------------------------------------------------------

@@ -16,20 +16,6 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forkkit.commands.rebase.absorb import (
-    conflict_regions,
-    patch_targets,
-    semantic_verdict,
-    split_runtime,
-)
-from forkkit.commands.rebase.model import (
-    Conflict,
-    Options,
-    PatchResult,
-    SemanticCheck,
-    Status,
-    Target,
-)
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say
@@ -37,6 +23,20 @@ from forkkit.patches.diff import split_hunks
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.series import Patch, Series
 from forkkit.patches.testids import target_file
+from forkkit.services.rebase.absorb import (
+    conflict_regions,
+    patch_targets,
+    semantic_verdict,
+    split_runtime,
+)
+from forkkit.services.rebase.model import (
+    Conflict,
+    Options,
+    PatchResult,
+    SemanticCheck,
+    Status,
+    Target,
+)
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import classify
 from forkkit.testing.env import ensure_testenv

@@ -5,12 +5,12 @@ Both pristine trees live as root commits in one persistent repo
 (``<workdir>/rebase/repo``), with the series applied to the old base, so
 3-way merges find the preimage blobs and ``git rerere`` keeps its cache
 (``.git/rr-cache``) across rebases. Per patch, in order
-(:mod:`forkkit.commands.rebase.steps`): textual absorption (patch-id,
+(:mod:`forkkit.services.rebase.steps`): textual absorption (patch-id,
 reverse-apply), ``git am``, cherry-pick (3-way, rerere replay), and semantic
 absorption (its FAIL_TO_PASS tests already pass on the new upstream with only
 its test changes). The refreshed series goes to ``<workdir>/rebase/out``;
 ``--apply`` writes it to patches/ and re-pins fork.toml
-(:mod:`forkkit.commands.rebase.apply`) only when the whole rebase succeeded
+(:mod:`forkkit.services.rebase.apply`) only when the whole rebase succeeded
 and red/green proved it, or with ``--apply-unproven`` when only the proof is
 missing (the report then says unproven).
 """
@@ -22,35 +22,35 @@ import hashlib
 from contextlib import ExitStack
 from pathlib import Path
 
-from forkkit.commands.rebase.absorb import patch_targets, repin_toml
-from forkkit.commands.rebase.apply import (
-    SERIES,
-    NewSeries,
-    export_new,
-    unknown_patches,
-    write_back,
-)
-from forkkit.commands.rebase.model import (
-    Options,
-    PatchResult,
-    RebaseResult,
-    Target,
-    retired_records,
-)
-from forkkit.commands.rebase.steps import (
-    BRANCH,
-    RebaseState,
-    open_repo,
-    prune_tests_only,
-)
-from forkkit.commands.redgreen.render import render_json, render_markdown
-from forkkit.commands.redgreen.run import prove
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say, step
 from forkkit.patches.retired import RETIRED_FILE, render_retired
+from forkkit.services.proof.render import render_json, render_markdown
+from forkkit.services.proof.run import prove
+from forkkit.services.rebase.absorb import patch_targets, repin_toml
+from forkkit.services.rebase.apply import (
+    SERIES,
+    NewSeries,
+    export_new,
+    unknown_patches,
+    write_back,
+)
+from forkkit.services.rebase.model import (
+    Options,
+    PatchResult,
+    RebaseResult,
+    Target,
+    retired_records,
+)
+from forkkit.services.rebase.steps import (
+    BRANCH,
+    RebaseState,
+    open_repo,
+    prune_tests_only,
+)
 from forkkit.upstream.index import resolve_sdist
 from forkkit.upstream.release import release_version
 from forkkit.vcs import merge

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from forkkit.commands.rebase.model import PatchResult, RebaseResult
 from forkkit.output.report import md_table
+from forkkit.services.rebase.model import PatchResult, RebaseResult
 
 _STATUS_TEXT: dict[str, str] = {
     "clean": "applied cleanly",

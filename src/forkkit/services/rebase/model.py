@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The vocabulary of ``forkkit rebase``: options, per-patch verdicts, the result.
 
-Pure dataclasses; :mod:`forkkit.commands.rebase.absorb` holds the pure
-analysis, :mod:`forkkit.commands.rebase.run` does the I/O.
+Pure dataclasses; :mod:`forkkit.services.rebase.absorb` holds the pure
+analysis, :mod:`forkkit.services.rebase.run` does the I/O.
 """
 
 from __future__ import annotations

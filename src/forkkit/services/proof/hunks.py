@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from forkkit.commands.redgreen.model import STEM, HunkCheck
-from forkkit.commands.redgreen.plan import Plan, RunSettings
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.patches.diff import DiffHunk, parse_diff
 from forkkit.patches.symbols import hunk_symbols, python_symbols
 from forkkit.patches.testids import node_id
 from forkkit.process import busy_cpus
+from forkkit.services.proof.model import STEM, HunkCheck
+from forkkit.services.proof.plan import Plan, RunSettings
 from forkkit.testing.pytest_run import kill_running
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_hunk_commit

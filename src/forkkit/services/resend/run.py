@@ -18,19 +18,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.commands.repro.model import (
-    ReproOptions,
-    ReproResult,
-    ScriptRun,
-    parse_script_output,
-)
-from forkkit.commands.repro.render import render_markdown
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say, step
 from forkkit.output.report import write_reports
-from forkkit.signals import signals_raise
+from forkkit.services.resend.model import (
+    ReproOptions,
+    ReproResult,
+    ScriptRun,
+    parse_script_output,
+)
+from forkkit.services.resend.render import render_markdown
 from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.suiterun import changed_since, report_folder, require_committed
 from forkkit.vcs import Repo
@@ -181,7 +180,7 @@ def reproduce(
     """
     repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
     stem = STEM_GPU if (runner.gpu if runner else gpu) else STEM
-    with signals_raise(), report_folder(cfg, stem, out_dir) as folder:
+    with report_folder(cfg, stem, out_dir) as folder:
         head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
         if head is None or base is None:
             raise ForkkitError(

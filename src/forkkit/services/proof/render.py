@@ -6,10 +6,10 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from forkkit.commands.redgreen.model import RedGreenResult
-from forkkit.commands.redgreen.render_hunks import hunk_json, hunk_section
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
+from forkkit.services.proof.model import RedGreenResult
+from forkkit.services.proof.render_hunks import hunk_json, hunk_section
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.suiterun import SuiteRun
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from forkkit.commands.redgreen.model import HunkCheck, RedGreenResult
 from forkkit.output.report import md_table
+from forkkit.services.proof.model import HunkCheck, RedGreenResult
 from forkkit.testing.suiterun import SuiteRun
 
 Result = RedGreenResult[SuiteRun]

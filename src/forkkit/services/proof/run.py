@@ -27,9 +27,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from forkkit.commands.redgreen.checks import guard_findings, repeat_green
-from forkkit.commands.redgreen.hunks import hunk_matrix
-from forkkit.commands.redgreen.model import (
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.output.progress import say
+from forkkit.output.report import write_reports
+from forkkit.patches.testids import node_id, target_file
+from forkkit.process import busy_cpus
+from forkkit.services.proof.checks import guard_findings, repeat_green
+from forkkit.services.proof.hunks import hunk_matrix
+from forkkit.services.proof.model import (
     STEM,
     FileBlob,
     HunkCheck,
@@ -45,15 +51,8 @@ from forkkit.commands.redgreen.model import (
     related_verdict,
     untested_notes,
 )
-from forkkit.commands.redgreen.plan import Plan, RunSettings, file_blobs, make_plan
-from forkkit.commands.redgreen.render import count_line, render_json, render_markdown
-from forkkit.config import ForkConfig
-from forkkit.fork.tree import BASE_TAG, ForkTree
-from forkkit.output.progress import say
-from forkkit.output.report import write_reports
-from forkkit.patches.testids import node_id, target_file
-from forkkit.process import busy_cpus
-from forkkit.signals import signals_raise
+from forkkit.services.proof.plan import Plan, RunSettings, file_blobs, make_plan
+from forkkit.services.proof.render import count_line, render_json, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv
@@ -245,7 +244,7 @@ def prove(
     base, pristine upstream), the related failures' recheck too.
     """
     start = time.monotonic()
-    with signals_raise(), report_folder(cfg, STEM, out_dir) as folder:
+    with report_folder(cfg, STEM, out_dir) as folder:
         plan = make_plan(cfg, tree, tests, related=related, base=base)
         settings = RunSettings(
             runtime_files=plan.runtime,

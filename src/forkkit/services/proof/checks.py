@@ -8,10 +8,10 @@ import dataclasses
 import random
 from collections.abc import Sequence
 
-from forkkit.commands.redgreen.model import STEM, RepeatCheck
-from forkkit.commands.redgreen.plan import Plan, RunSettings
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
+from forkkit.services.proof.model import STEM, RepeatCheck
+from forkkit.services.proof.plan import Plan, RunSettings
 from forkkit.testing.classify import (
     Classification,
     GuardFinding,

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Pure analysis for rebasing the series: inputs, patch surgery, verdicts.
 
-Nothing here runs git or pytest; :mod:`forkkit.commands.rebase.steps` does
+Nothing here runs git or pytest; :mod:`forkkit.services.rebase.steps` does
 the I/O and feeds the results in.
 """
 
@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
-from forkkit.commands.rebase.model import SemanticCheck
 from forkkit.errors import ForkkitError
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.testids import in_test_file, target_file
+from forkkit.services.rebase.model import SemanticCheck
 from forkkit.testing.junit import JunitReport
 
 # --- inputs -----------------------------------------------------------------

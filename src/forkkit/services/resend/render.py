@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import shlex
 
-from forkkit.commands.repro.model import Comparison, ReproResult, rerun_args
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
+from forkkit.services.resend.model import Comparison, ReproResult, rerun_args
 
 HEADERS = (
     "Prompt",

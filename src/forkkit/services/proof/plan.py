@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.commands.redgreen.model import UPSTREAM_BASE, FileBlob, base_label
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.testids import target_file
+from forkkit.services.proof.model import UPSTREAM_BASE, FileBlob, base_label
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
 from forkkit.testing.suiterun import (

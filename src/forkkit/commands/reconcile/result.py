@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The whole reconcile result (rendered by :mod:`.render`): pure values, no
+I/O. Above :mod:`.model`, :mod:`.answers` and :mod:`.matrix`, which it joins;
+none of them imports it back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from forkkit.commands.reconcile.answers import Trees
+from forkkit.commands.reconcile.matrix import Matrix
+from forkkit.commands.reconcile.model import (
+    RESEND,
+    Cell,
+    Gap,
+    Measurement,
+    Runtime,
+    SideTests,
+    measure,
+)
+from forkkit.commands.reconcile.overlap import Overlap
+from forkkit.patches.diff import Diff
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    """Everything the reconcile report says."""
+
+    title: str
+    competitor: str  # what --with named
+    competitor_kind: str  # "patch", "git", "release"
+    base_label: str
+    ours: Diff
+    theirs: Diff
+    overlap: Overlap
+    sides: tuple[SideTests, ...]
+    runtimes: tuple[Runtime, ...]
+    cells: dict[tuple[str, str], Cell]
+    matrix: Matrix
+    notes: tuple[str, ...] = ()
+    trees: Trees | None = None  # stacks as built; the resend table
+
+    @property
+    def measurement(self) -> Measurement:
+        """Which cells of the matrix and of the resend table hold a
+        measurement (the exit code)."""
+        m = measure(self.sides, self.runtimes, self.cells)
+        if not m.cells and not m.gaps:
+            return m  # neither side brings a test: nothing to weigh
+        asked = self.trees.runtimes if self.trees else ()
+        gaps = dict(self.trees.gaps()) if self.trees else {}
+        done = tuple((RESEND, k) for k in asked if k not in gaps)
+        extra = tuple(Gap(RESEND, k, why) for k, why in gaps.items())
+        return Measurement(cells=m.cells + done, gaps=m.gaps + extra)
