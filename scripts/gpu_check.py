@@ -31,7 +31,12 @@ from typing import Any
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.output.report import append_step_summary, md_table, write_reports
+from forkkit.output.report import (
+    GPU_CHECK,
+    append_step_summary,
+    md_table,
+    write_reports,
+)
 from forkkit.testing.junit import parse_junit
 
 STEM = "gpu_check"
@@ -215,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         doc = check(cfg, opts)
         text = markdown(doc)
         with cfg.work.new_report_folder(STEM) as folder:
-            md, js = write_reports(folder.path, STEM, markdown=text, data=doc)
+            md, js = write_reports(
+                folder.path, STEM, markdown=text, data=doc, doc=GPU_CHECK
+            )
     except ForkkitError as exc:
         print(f"gpu_check: error: {exc}", file=sys.stderr)
         return NOT_STARTED

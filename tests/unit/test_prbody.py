@@ -17,6 +17,7 @@ from forkkit.commands.prbody.render import render_markdown
 from forkkit.commands.prbody.render_guard import guard_title
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.output import report
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.run import prove
 
@@ -90,74 +91,82 @@ HUNKS = [
         "untested": False,
     },
 ]
-REPRO = {
-    "mode": "cpu",
-    "rerun": ["--preset", "qwen3.5-0.8b"],
-    "upstream": "toy 1.0",
-    "complete": True,
-    "fix_tree": "a" * 40,
-    "base_tree": "b" * 40,
-    "rows": [
-        {
-            "prompt_len": 4096,
-            "kind": "last_token_changed",
-            "resend_tokens": 4096,
-            "base_cached": 3072,
-            "fix_cached": 4080,
-            "gained": 1008,
-        }
-    ],
-}
-RECONCILE = {
-    "competitor": {"ref": "/home/someone/their.patch", "kind": "patch"},
-    "base": "toy 1.0",
-    "overlap": {"kind": "same-files"},
-    "measurement": {"summary": "measured: all 4 cell(s) of the behaviour matrix"},
-    "sides": [
-        {"side": "ours", "label": "ours", "classification": {"FAIL_TO_PASS": ["a"]}},
-        {"side": "theirs", "label": "theirs", "classification": None},
-    ],
-    "answers": {
-        "cross": [
+REPRO = report.REPRO.stamp(
+    {
+        "mode": "cpu",
+        "rerun": ["--preset", "qwen3.5-0.8b"],
+        "upstream": "toy 1.0",
+        "complete": True,
+        "fix_tree": "a" * 40,
+        "base_tree": "b" * 40,
+        "rows": [
             {
-                "tests": "theirs",
-                "runtime": "ours",
-                "passed": 5,
-                "total": 7,
-                "fail_to_pass": [1, 3],
-                "not_measured": "",
-            },
-            {
-                "tests": "ours",
-                "runtime": "theirs",
-                "passed": 0,
-                "total": 0,
-                "fail_to_pass": [0, 0],
-                "not_measured": "conflict",
-            },
+                "prompt_len": 4096,
+                "kind": "last_token_changed",
+                "resend_tokens": 4096,
+                "base_cached": 3072,
+                "fix_cached": 4080,
+                "gained": 1008,
+            }
         ],
-        "stack": {
-            "verdict": "yes: both orders merge 3-way cleanly, into the same tree"
-        },
-        "resend": {
-            "setup": "preset `p`",
-            "runtimes": ["base", "ours"],
-            "cells": [
+    }
+)
+RECONCILE = report.RECONCILE.stamp(
+    {
+        "competitor": {"ref": "/home/someone/their.patch", "kind": "patch"},
+        "base": "toy 1.0",
+        "overlap": {"kind": "same-files"},
+        "measurement": {"summary": "measured: all 4 cell(s) of the behaviour matrix"},
+        "sides": [
+            {
+                "side": "ours",
+                "label": "ours",
+                "classification": {"FAIL_TO_PASS": ["a"]},
+            },
+            {"side": "theirs", "label": "theirs", "classification": None},
+        ],
+        "answers": {
+            "cross": [
                 {
-                    "runtime": "base",
-                    "rows": [
-                        {
-                            "kind": "identical",
-                            "cached_tokens": 15120,
-                            "recomputed_prompt_tokens": 880,
-                        }
-                    ],
+                    "tests": "theirs",
+                    "runtime": "ours",
+                    "passed": 5,
+                    "total": 7,
+                    "fail_to_pass": [1, 3],
+                    "not_measured": "",
                 },
-                {"runtime": "ours", "rows": [], "error": "boom"},
+                {
+                    "tests": "ours",
+                    "runtime": "theirs",
+                    "passed": 0,
+                    "total": 0,
+                    "fail_to_pass": [0, 0],
+                    "not_measured": "conflict",
+                },
             ],
+            "stack": {
+                "verdict": "yes: both orders merge 3-way cleanly, into the same tree"
+            },
+            "resend": {
+                "setup": "preset `p`",
+                "runtimes": ["base", "ours"],
+                "cells": [
+                    {
+                        "runtime": "base",
+                        "rows": [
+                            {
+                                "kind": "identical",
+                                "cached_tokens": 15120,
+                                "recomputed_prompt_tokens": 880,
+                            }
+                        ],
+                    },
+                    {"runtime": "ours", "rows": [], "error": "boom"},
+                ],
+            },
         },
-    },
-}
+    }
+)
 
 
 @pytest.mark.e2e
@@ -232,9 +241,9 @@ def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
         "guards": ["FAIL_TO_PASS test t::x fails on red with ImportError"],
         "repeat": {"n": 3, "seed": 1234, "orders": ["file", "reversed"], "flaky": []},
     }
-    report = tmp_path / "rg.json"
-    report.write_text(json.dumps(doc))
-    assert _pr_body(toy_project, "--red-green", str(report)) == 0
+    given = tmp_path / "rg.json"
+    given.write_text(json.dumps(report.PROOF.stamp(doc)))
+    assert _pr_body(toy_project, "--red-green", str(given)) == 0
     body = capsys.readouterr().out
     assert check_markdown(body) == 3  # runs, hunk matrix, provenance
     check_portable(body, tmp_path)
@@ -247,7 +256,7 @@ def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
     assert "git rm -q -- toy/calc.py\n" in body and "@abc" in body
     assert "Related suites: not run." in body
     missing = str(tmp_path / "none.json")
-    assert _pr_body(toy_project, "--red-green", str(report), "--repro", missing) == 2
+    assert _pr_body(toy_project, "--red-green", str(given), "--repro", missing) == 2
     assert "no such repro report" in capsys.readouterr().err
 
 

@@ -210,6 +210,7 @@ def test_conflict_keeps_everything_and_rerere_replays(
     assert "hunk 1/1 of toy/calc.py" in err
     assert snapshot(toy_project) == before
     report = json.loads(report_path(toy_project, "rebase.json").read_text())
+    assert (report["schema"], report["version"]) == ("forkkit.rebase", 1)
     assert report["outcome"] == "conflict" and not report["written"]
 
     opts = Options(apply=True, apply_unproven=True, red_green=False)

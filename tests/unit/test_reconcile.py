@@ -182,6 +182,7 @@ def test_conflicting_competitor_as_git_ref(
         "(conflict)"
     )
     data = json.loads((cfg.work.report_dir("reconcile") / "reconcile.json").read_text())
+    assert (data["schema"], data["version"]) == ("forkkit.reconcile", 1)
     assert data["measurement"]["verdict"] == "partial"
     assert data["measurement"]["not_measured"] == [
         {"side": s, "runtime": k, "reason": "conflict"}

@@ -89,6 +89,7 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert "git checkout base -- toy/calc.py" in md
     assert "(red: AssertionError: assert 15999 == 16000)" in md
     data = json.loads((out / "red_green.json").read_text())
+    assert (data["schema"], data["version"]) == ("forkkit.red-green", 1)
     assert data["valid"] is True
     assert data["classification"]["FAIL_TO_PASS"] == [
         "tests/test_fix.py::test_limit_reaches_n"

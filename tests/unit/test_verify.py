@@ -13,6 +13,7 @@ from forkkit.commands.verify.model import differences, refusal, replay_spec
 from forkkit.commands.verify.run import _current
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.output.report import PROOF
 from forkkit.services.proof.run import prove
 from tests.synthetic import SyntheticUpstream, make_project, toy_breaking_fix_changes
 
@@ -70,7 +71,9 @@ def test_verify_passes_on_a_fresh_report_and_fails_on_an_edited_one(
         ({"upstream__ident": "sdist:toy==1.0#sha256=" + "0" * 64}, "another pin"),
         ({"patches": [{"name": "0001-other.patch", "commit": "x"}]}, "another series"),
         ({"fork_head__tree": "0" * 40}, "made from another series (fork tree 0000"),
-        ({"base__tree": "0" * 40}, "made on another pin (base tree 0000"),
+        ({"upstream_base__tree": "0" * 40}, "made on another pin (base tree 0000"),
+        ({"version": 0}, "a red/green report of version 0; this forkkit reads"),
+        ({"schema": "forkkit.rebase"}, "not a red/green report (schema 'forkkit.re"),
     ],
 )
 def test_verify_refuses_a_report_of_another_pin_or_series(
@@ -81,18 +84,20 @@ def test_verify_refuses_a_report_of_another_pin_or_series(
     why: str,
 ) -> None:
     tree = materialize(toy_project)
-    doc = {
-        "classification": {"FAIL_TO_PASS": [F2P]},
-        "upstream": {"ident": toy_project.upstream.ident},
-        "base": {"tree": tree.base_tree},
-        "fork_head": {"tree": tree.repo.tree(tree.head)},
-        "patches": [{"name": n, "commit": c} for n, c in tree.patch_commits],
-        "files": [{"path": "toy/calc.py", "role": "runtime"}],
-        "tests": ["tests/test_fix.py"],
-        "related_suites": ["tests"],
-        "pytest_args": [],
-        "deselected": [],
-    }
+    doc = PROOF.stamp(
+        {
+            "classification": {"FAIL_TO_PASS": [F2P]},
+            "upstream": {"ident": toy_project.upstream.ident},
+            "upstream_base": {"tree": tree.base_tree},
+            "fork_head": {"tree": tree.repo.tree(tree.head)},
+            "patches": [{"name": n, "commit": c} for n, c in tree.patch_commits],
+            "files": [{"path": "toy/calc.py", "role": "runtime"}],
+            "tests": ["tests/test_fix.py"],
+            "related_suites": ["tests"],
+            "pytest_args": [],
+            "deselected": [],
+        }
+    )
     report = tmp_path / "report.json"
     report.write_text(json.dumps(doc))
     capsys.readouterr()
@@ -133,7 +138,7 @@ def test_verify_refuses_unreadable_reports(
         ("missing.json", "no such red/green report"),
         ("bad.json", "cannot read the red/green report"),
         ("list.json", "not a JSON object"),
-        ("other.json", "not a red/green report"),
+        ("other.json", "not a red/green report (no schema"),
     ]:
         assert _verify(toy_project, tmp_path / name) == 2
         assert why in capsys.readouterr().err

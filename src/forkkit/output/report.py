@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,48 @@ from forkkit.output.progress import say
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 # GitHub refuses a step's summary over 1 MiB (and then shows none of it).
 STEP_SUMMARY_LIMIT = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DocType:
+    """What a report's JSON document is: its ``schema`` name and ``version``.
+
+    Every report carries both at its top; a reader takes only its own schema
+    at the version it knows (a change a reader must know bumps the version;
+    forkkit is unreleased, so there are no readers of older versions).
+    """
+
+    schema: str
+    version: int
+    what: str  # how a message names it, e.g. "red/green report"
+
+    def stamp(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` with its ``schema`` and ``version``."""
+        return {"schema": self.schema, "version": self.version, **data}
+
+    def refusal(self, doc: dict[str, Any]) -> str | None:
+        """Why ``doc`` is not this document at this version (None: it is)."""
+        schema, version = doc.get("schema"), doc.get("version")
+        if schema != self.schema:
+            found = f"schema {schema!r}" if schema else "no schema"
+            return f"not a {self.what} ({found}, expected {self.schema!r})"
+        if version != self.version:
+            return (
+                f"a {self.what} of version {version!r}; this forkkit reads "
+                f"version {self.version}"
+            )
+        return None
+
+
+# The documents forkkit writes (one per command that publishes a report).
+PROOF = DocType("forkkit.red-green", 1, "red/green report")
+REBASE = DocType("forkkit.rebase", 1, "rebase report")
+RECONCILE = DocType("forkkit.reconcile", 1, "reconcile report")
+REPRO = DocType("forkkit.repro", 1, "repro report")
+WATCH = DocType("forkkit.watch", 1, "watch report")
+SUITES = DocType("forkkit.suites", 1, "suites report")
+GPU_CHECK = DocType("forkkit.gpu-check", 1, "GPU check report")
+DOC_TYPES = (PROOF, REBASE, RECONCILE, REPRO, WATCH, SUITES, GPU_CHECK)
 
 
 def md_escape(cell: object) -> str:
@@ -31,15 +74,16 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def write_reports(
-    out_dir: Path, stem: str, *, markdown: str, data: dict[str, Any]
+    out_dir: Path, stem: str, *, markdown: str, data: dict[str, Any], doc: DocType
 ) -> tuple[Path, Path]:
-    """Write ``STEM.md`` and ``STEM.json`` under ``out_dir``; return both paths."""
+    """Write ``STEM.md`` and ``STEM.json`` (``data`` stamped as ``doc``) under
+    ``out_dir``; return both paths."""
     md = out_dir / f"{stem}.md"
     js = out_dir / f"{stem}.json"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         md.write_text(markdown)
-        js.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        js.write_text(dump_json(doc.stamp(data)))
     except OSError as exc:
         raise ForkkitError(
             f"{exc.filename or out_dir}: cannot write the report ({exc.strerror}); "
@@ -76,14 +120,24 @@ def append_step_summary(markdown: str) -> Path | None:
     return path
 
 
-def read_report_json(path: Path, *, what: str, hint: str) -> dict[str, Any]:
-    """A report's JSON object; one line naming ``what`` and ``hint`` otherwise."""
+def dump_json(data: dict[str, Any]) -> str:
+    """A report's JSON text (keys sorted at every level)."""
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+
+
+def read_report_json(path: Path, *, doc: DocType, hint: str) -> dict[str, Any]:
+    """A report's JSON object of type ``doc``; one line naming the file and
+    ``hint`` otherwise (missing, unreadable, another schema or version)."""
+    what = doc.what
     try:
-        doc = json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except FileNotFoundError:
         raise ForkkitError(f"{path}: no such {what}; {hint}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ForkkitError(f"{path}: cannot read the {what} ({exc})") from None
-    if not isinstance(doc, dict):
+    if not isinstance(data, dict):
         raise ForkkitError(f"{path}: not a {what} (not a JSON object)")
-    return doc
+    why = doc.refusal(data)
+    if why:
+        raise ForkkitError(f"{path}: {why}; {hint}")
+    return data

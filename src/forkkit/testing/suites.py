@@ -9,7 +9,6 @@ the run ends, so it never mixes with an earlier run's files.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, LocalChangesError, materialize
 from forkkit.output.progress import say
+from forkkit.output.report import SUITES, dump_json
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.testing.suiterun import report_folder
@@ -95,7 +95,7 @@ def run_suites(
             "returncode": run.returncode,
             "timed_out": run.timed_out,
         }
-        (folder.path / f"{STEM}.json").write_text(json.dumps(doc, indent=2) + "\n")
+        (folder.path / f"{STEM}.json").write_text(dump_json(SUITES.stamp(doc)))
     return dataclasses.replace(
         run, junit=folder.dest / run.junit.name, log=folder.dest / run.log.name
     )

@@ -18,7 +18,14 @@ from forkkit.docpath import get
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.output.progress import say
-from forkkit.output.report import read_report_json
+from forkkit.output.report import (
+    PROOF,
+    REBASE,
+    RECONCILE,
+    REPRO,
+    DocType,
+    read_report_json,
+)
 from forkkit.patches.retired import RETIRED_FILE
 
 __all__ = ["ReportPaths", "pr_body", "write_body"]
@@ -34,20 +41,21 @@ class ReportPaths:
     rebase: Path | None = None
 
 
-def _optional(given: Path | None, default: Path, *, what: str) -> dict[str, Any] | None:
+def _optional(
+    given: Path | None, default: Path, *, doc: DocType
+) -> dict[str, Any] | None:
     """A report given on the command line must exist; the default may not."""
     if given is None and not default.is_file():
         return None
-    return read_report_json(
-        given or default, what=what, hint=f"run forkkit {what.split()[0]} first"
-    )
+    hint = f"run forkkit {doc.what.split()[0]} first"
+    return read_report_json(given or default, doc=doc, hint=hint)
 
 
 def _rebase(cfg: ForkConfig, given: Path | None) -> dict[str, Any] | None:
     """The rebase report; the default one only when made from the current pin
     (an older one speaks of another series)."""
     default = cfg.work.reports / "rebase" / "rebase.json"
-    doc = _optional(given, default, what="rebase report")
+    doc = _optional(given, default, doc=REBASE)
     if given is None and doc is not None and doc.get("old") != cfg.upstream.label:
         return None
     return doc
@@ -69,7 +77,7 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     reports = cfg.work.reports
     red_green = read_report_json(
         paths.red_green or reports / "red_green" / "red_green.json",
-        what="red/green report",
+        doc=PROOF,
         hint="run forkkit red-green first, or give 'forkkit pr-body --red-green FILE'",
     )
     fork = red_green.get("fork_path")
@@ -81,12 +89,12 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     }
     label = str(get(red_green, "upstream.label") or cfg.upstream.label)
     optional = {}
-    for stem, given, key in (
-        ("repro", paths.repro, "upstream"),
-        ("reconcile", paths.reconcile, "base"),
+    for stem, given, key, kind in (
+        ("repro", paths.repro, "upstream", REPRO),
+        ("reconcile", paths.reconcile, "base", RECONCILE),
     ):
         default = reports / stem / f"{stem}.json"
-        doc = _optional(given, default, what=f"{stem} report")
+        doc = _optional(given, default, doc=kind)
         shown = default.relative_to(cfg.work.root)
         optional[stem] = (
             doc if given else _of_pin(doc, key=key, label=label, what=shown)

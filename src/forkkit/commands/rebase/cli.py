@@ -8,7 +8,7 @@ import sys
 
 from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig
-from forkkit.output.report import append_step_summary, write_reports
+from forkkit.output.report import REBASE, append_step_summary, write_reports
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.render import render_markdown, to_json, verdict_line
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -80,7 +80,11 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         result = rebase(cfg, target, opts, reports=folder.path / "red-green")
         markdown = render_markdown(result)
         md, js = write_reports(
-            folder.path, REPORT_STEM, markdown=markdown, data=to_json(result)
+            folder.path,
+            REPORT_STEM,
+            markdown=markdown,
+            data=to_json(result),
+            doc=REBASE,
         )
     append_step_summary(markdown)
     for p in result.patches:

@@ -61,7 +61,7 @@ from forkkit.commands.reconcile.resend import (
 from forkkit.commands.reconcile.result import ReconcileResult
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree, materialize
-from forkkit.output.report import write_reports
+from forkkit.output.report import RECONCILE, write_reports
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.testids import target_file
 from forkkit.testing.cache import ResultCache
@@ -239,9 +239,8 @@ def reconcile(
         preset_options(opts.resend)  # an unknown preset fails before any work
     with report_folder(cfg, STEM, opts.out_dir) as folder:
         result = _published(_compare(cfg, comp, opts=opts, out=folder.path), folder)
-        write_reports(
-            folder.path, STEM, markdown=render_markdown(result), data=to_json(result)
-        )
+        text, data = render_markdown(result), to_json(result)
+        write_reports(folder.path, STEM, markdown=text, data=data, doc=RECONCILE)
     return result, folder.dest / f"{STEM}.md", folder.dest / f"{STEM}.json"
 
 

@@ -54,12 +54,6 @@ def _str(doc: Mapping[str, Any], path: str, where: str) -> str:
     return value
 
 
-def _base_key(doc: Mapping[str, Any]) -> str:
-    """Where the upstream base tree is: ``upstream_base`` in reports made
-    since ``--base`` exists, ``base`` before."""
-    return "upstream_base.tree" if get(doc, "upstream_base.tree") else "base.tree"
-
-
 def _red_base(doc: Mapping[str, Any]) -> str | None:
     """The commit red took its runtime from, when it was not upstream base."""
     red, upstream = get(doc, "base.commit"), get(doc, "upstream_base.commit")
@@ -78,7 +72,7 @@ def replay_spec(doc: Mapping[str, Any], where: str) -> ReplaySpec:
         raise ValueError(f"{where}: no 'patches' or 'files' list")
     return ReplaySpec(
         upstream=_str(doc, "upstream.ident", where),
-        base_tree=_str(doc, _base_key(doc), where),
+        base_tree=_str(doc, "upstream_base.tree", where),
         red_base=_red_base(doc),
         head_tree=_str(doc, "fork_head.tree", where),
         patches=tuple(str(p.get("name")) for p in patches if isinstance(p, Mapping)),

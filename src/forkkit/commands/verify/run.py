@@ -29,7 +29,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import materialize
 from forkkit.output.progress import say
-from forkkit.output.report import read_report_json
+from forkkit.output.report import PROOF, read_report_json
 from forkkit.services.proof.render import render_json
 from forkkit.services.proof.run import prove, resolve_parallel
 
@@ -43,7 +43,7 @@ def read_report(path: Path) -> dict[str, Any]:
     """The red/green report's JSON document; one-line errors otherwise."""
     return read_report_json(
         path,
-        what="red/green report",
+        doc=PROOF,
         hint="give a red_green.json (forkkit red-green writes "
         "<workdir>/reports/red_green/red_green.json)",
     )

@@ -11,7 +11,7 @@ from forkkit.commands.watch.model import REPORT_STEM, WatchOptions
 from forkkit.commands.watch.render import render_markdown
 from forkkit.commands.watch.run import watch
 from forkkit.config import ForkConfig
-from forkkit.output.report import append_step_summary, write_reports
+from forkkit.output.report import WATCH, append_step_summary, write_reports
 
 # --- CLI ----------------------------------------------------------------------
 
@@ -76,7 +76,7 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         result = watch(cfg, opts, folder=folder.path)
         text = render_markdown(result, shown=folder.dest)
         md, js = write_reports(
-            folder.path, REPORT_STEM, markdown=text, data=result.to_json()
+            folder.path, REPORT_STEM, markdown=text, data=result.to_json(), doc=WATCH
         )
     append_step_summary(text)
     print(f"{result.verdict}: {result.reason}")

@@ -27,7 +27,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say, step
-from forkkit.output.report import write_reports
+from forkkit.output.report import REBASE, write_reports
 from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.services.rebase.render import render_markdown as render_rebase
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -114,7 +114,11 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
         target = resolve_target(cfg, f"{up.name}=={newer[0]}")
         result = rebase(cfg, target, dry_run, reports=folder / "red-green")
     md, _ = write_reports(
-        folder, REBASE_STEM, markdown=render_rebase(result), data=result.to_json()
+        folder,
+        REBASE_STEM,
+        markdown=render_rebase(result),
+        data=result.to_json(),
+        doc=REBASE,
     )
     verdict, why = verdict_of(result)
     return WatchResult(

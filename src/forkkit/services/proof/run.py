@@ -30,7 +30,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
-from forkkit.output.report import write_reports
+from forkkit.output.report import PROOF, write_reports
 from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.services.proof.checks import guard_findings, repeat_green
@@ -272,7 +272,7 @@ def prove(
             seconds=time.monotonic() - start,
         )
         text, data = render_markdown(result), render_json(result)
-        md, js = write_reports(folder.path, STEM, markdown=text, data=data)
+        md, js = write_reports(folder.path, STEM, markdown=text, data=data, doc=PROOF)
     say(f"report: {folder.dest / md.name} and {folder.dest / js.name}")
     return result
 

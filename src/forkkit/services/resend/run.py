@@ -22,7 +22,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say, step
-from forkkit.output.report import write_reports
+from forkkit.output.report import REPRO, write_reports
 from forkkit.services.resend.model import (
     ReproOptions,
     ReproResult,
@@ -208,6 +208,7 @@ def reproduce(
                 stem,
                 markdown=render_markdown(result),
                 data=result.to_json(),
+                doc=REPRO,
             )
             say(f"repro report: {folder.dest / md.name}, {folder.dest / js.name}")
     return result
