@@ -19,6 +19,7 @@ from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.output import report
 from forkkit.patches.retired import Retired
+from forkkit.services.proof.doc import ProofDoc, read_proof
 from forkkit.services.proof.run import prove
 
 _PIPE = re.compile(r"(?<!\\)\|")
@@ -238,7 +239,14 @@ def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
         "related_suites": [],
         "files": [{"path": "toy/calc.py", "role": "runtime", "base_blob": None}],
         "hunks": HUNKS,
-        "guards": ["FAIL_TO_PASS test t::x fails on red with ImportError"],
+        "guards": [
+            {
+                "guard": "wrong_reason",
+                "message": "FAIL_TO_PASS test t::x fails on red with ImportError",
+                "tests": ["t::x"],
+                "blocking": True,
+            }
+        ],
         "repeat": {"n": 3, "seed": 1234, "orders": ["file", "reversed"], "flaky": []},
     }
     given = tmp_path / "rg.json"
@@ -297,8 +305,14 @@ def test_pr_body_with_home_at_the_root(
     assert out.startswith("## Purpose\n") and "~#" not in out
 
 
+def _proof(data: dict[str, Any]) -> ProofDoc:
+    """A red/green document in memory, read as ``pr-body`` reads the file."""
+    least = {"upstream": {"ident": "sdist:toy==1.0#sha256=ab"}, "classification": {}}
+    return read_proof(report.PROOF.stamp({**least, **data}), where="test")
+
+
 def test_render_without_optional_keys() -> None:
-    body = render_markdown(PrInputs(title="", red_green={"classification": {}}))
+    body = render_markdown(PrInputs(title="", red_green=_proof({})))
     assert check_markdown(body) == 2
     assert "### FAIL_TO_PASS (0)\n\n- (none)" in body
 
@@ -316,7 +330,7 @@ def _retired(name: str, release: str) -> Retired:
 
 
 def test_what_upstream_already_has() -> None:
-    rg: dict[str, Any] = {"classification": {}}
+    rg = _proof({})
     assert "What upstream already has" not in render_markdown(
         PrInputs(title="", red_green=rg)
     )
@@ -385,7 +399,7 @@ def test_a_guard_report_is_a_test_pr() -> None:
         "patches": [{"name": "0001-Tests-x.patch", "commit": "c"}],
         "green": {"command": "python -m pytest tests/t.py", "counts": counts},
     }
-    body = render_markdown(PrInputs(title="", red_green=rg))
+    body = render_markdown(PrInputs(title="", red_green=_proof(rg)))
     assert "**[Test] Regression tests: Recover X**" in body
     assert "## What this PR still adds" in body and "`tests/t.py` (new)" in body
     assert "Guard: ✅ **valid**: all 374 tests this PR adds pass on toy 2.0." in body

@@ -9,11 +9,24 @@ from typing import Any
 import pytest
 
 from forkkit import cli
-from forkkit.commands.verify.model import differences, refusal, replay_spec
+from forkkit.commands.verify.model import (
+    differences,
+    not_replayed,
+    refusal,
+    replay_spec,
+)
 from forkkit.commands.verify.run import _current
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.output.report import PROOF
+from forkkit.services.proof.doc import (
+    HunkDoc,
+    ProofDoc,
+    RepeatDoc,
+    RunDoc,
+    Upstream,
+    read_proof,
+)
 from forkkit.services.proof.run import prove
 from tests.synthetic import SyntheticUpstream, make_project, toy_breaking_fix_changes
 
@@ -121,7 +134,7 @@ def test_verify_refuses_a_report_of_another_series_on_disk(
     other = make_project(
         tmp_path / "other", toy_upstream, "1.0", changes=toy_breaking_fix_changes()
     )
-    spec = replay_spec(json.loads(report.read_text()), "r")
+    spec = replay_spec(read_proof(json.loads(report.read_text()), where="r"), "r")
     assert refusal(spec, _current(toy_project)) is None
     assert "another series" in (refusal(spec, _current(other)) or "")
     assert _verify(other, report) == 2
@@ -145,19 +158,22 @@ def test_verify_refuses_unreadable_reports(
 
 
 def test_differences_one_line_each() -> None:
-    base = {
-        "classification": {"FAIL_TO_PASS": ["a", "b"], "PASS_TO_PASS": ["c"]},
-        "valid": True,
-        "related": {"counts": {"passed": 3, "failed": 0}},
-        "hunks": [{"hunk": "h1", "turns_red": ["a"]}],
-    }
+    up = Upstream("sdist:toy==1.0#sha256=0", "toy 1.0")
+    base = ProofDoc(
+        upstream=up,
+        classification={"FAIL_TO_PASS": ("a", "b"), "PASS_TO_PASS": ("c",)},
+        valid=True,
+        related=RunDoc(counts={"passed": 3, "failed": 0}),
+        hunks=(HunkDoc(hunk="h1", turns_red=("a",)),),
+    )
     assert differences(base, base) == []
-    fresh = {
-        "classification": {"FAIL_TO_PASS": ["a"], "FAIL_TO_FAIL": ["b"]},
-        "valid": False,
-        "related": {"counts": {"passed": 2, "failed": 1}},
-        "hunks": [{"hunk": "h1", "turns_red": []}],
-    }
+    fresh = ProofDoc(
+        upstream=up,
+        classification={"FAIL_TO_PASS": ("a",), "FAIL_TO_FAIL": ("b",)},
+        valid=False,
+        related=RunDoc(counts={"passed": 2, "failed": 1}),
+        hunks=(HunkDoc(hunk="h1", turns_red=()),),
+    )
     assert differences(base, fresh) == [
         "b: FAIL_TO_PASS in the report, FAIL_TO_FAIL now",
         "c: PASS_TO_PASS in the report, absent now",
@@ -165,3 +181,18 @@ def test_differences_one_line_each() -> None:
         "related.counts: failed 0, passed 3 in the report, failed 1, passed 2 now",
         "hunk h1: turns red [a] in the report, [] now",
     ]
+
+
+def test_the_parts_a_plain_replay_does_not_redo_are_named() -> None:
+    """A report made with --hunks and --repeat: a replay without them says so
+    (it said nothing before: the fresh document always had both keys)."""
+    up = Upstream("sdist:toy==1.0#sha256=0", "toy 1.0")
+    report = ProofDoc(
+        upstream=up,
+        classification={},
+        hunks=(HunkDoc(hunk="h1"),),
+        repeat=RepeatDoc(n=2, seed=1),
+    )
+    fresh = ProofDoc(upstream=up, classification={})
+    assert not_replayed(report, fresh) == ("the hunk matrix", "the flake check")
+    assert not_replayed(fresh, fresh) == ()

@@ -8,11 +8,13 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from forkkit.errors import ForkkitError
+from forkkit.output.doc import from_json
 from forkkit.output.progress import say
 
+T = TypeVar("T")
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 # GitHub refuses a step's summary over 1 MiB (and then shows none of it).
 STEP_SUMMARY_LIMIT = 1024 * 1024
@@ -141,3 +143,13 @@ def read_report_json(path: Path, *, doc: DocType, hint: str) -> dict[str, Any]:
     if why:
         raise ForkkitError(f"{path}: {why}; {hint}")
     return data
+
+
+def read_typed(path: Path, cls: type[T], *, doc: DocType, hint: str) -> T:
+    """A report read as its producer's type ``cls`` (:mod:`forkkit.output.doc`);
+    one line naming the file, the field and ``hint`` otherwise."""
+    data = read_report_json(path, doc=doc, hint=hint)
+    try:
+        return from_json(cls, data, where=str(path))
+    except ValueError as exc:
+        raise ForkkitError(f"{exc}; {hint}") from None

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a PR description is made of, and how it is kept portable (pure: no I/O).
 
-The reports are read as JSON documents (the red/green one is required, repro
-and reconcile optional), so a report written by an older or newer forkkit
-renders whatever keys it has.
+The red/green report (required) is read as its producer's types
+(:class:`~forkkit.services.proof.doc.ProofDoc`); the repro, reconcile and
+rebase reports (optional) as their JSON documents, each checked for its
+schema and version.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from forkkit.docpath import get
 from forkkit.patches.retired import Retired
+from forkkit.services.proof.doc import ProofDoc
 from forkkit.upstream.release import sdist_version
 
 FOLD_AFTER = 12  # longer test lists go in a <details> block
@@ -31,7 +32,7 @@ class PrInputs:
     """The reports (JSON documents) and fork.toml's title."""
 
     title: str
-    red_green: Mapping[str, Any]
+    red_green: ProofDoc
     repro: Mapping[str, Any] | None = None
     reconcile: Mapping[str, Any] | None = None
     rebase: Mapping[str, Any] | None = None  # the latest rebase report
@@ -51,16 +52,15 @@ def sdist_sha256(ident: str) -> str | None:
     return sha if sep and ident.startswith("sdist:") else None
 
 
-def upstream_rev(doc: Mapping[str, Any]) -> str:
+def upstream_rev(doc: ProofDoc) -> str:
     """The upstream revision a reviewer checks the runtime files out at.
 
     The upstream commit when the report knows it, the release tag
     (``vX.Y.Z``) of an sdist pin, else the git source's revision.
     """
-    commit = get(doc, "upstream.commit")
-    if commit:
-        return str(commit)
-    ident = str(get(doc, "upstream.ident") or "")
+    if doc.upstream.commit:
+        return doc.upstream.commit
+    ident = doc.upstream.ident
     version = sdist_version(ident)
     if version:
         return "v" + version
@@ -79,13 +79,10 @@ def pytest_command(command: str) -> str:
     return shlex.join(out)
 
 
-def env_prefix(doc: Mapping[str, Any]) -> str:
+def env_prefix(doc: ProofDoc) -> str:
     """``K=V ... PYTHONPATH=$PWD``: what each pytest run sets."""
-    env = get(doc, "env")
-    pairs = sorted(env.items()) if isinstance(env, Mapping) else []
-    return " ".join(
-        [*(f"{k}={shlex.quote(str(v))}" for k, v in pairs), "PYTHONPATH=$PWD"]
-    )
+    pairs = sorted(doc.env.items())
+    return " ".join([*(f"{k}={shlex.quote(v)}" for k, v in pairs), "PYTHONPATH=$PWD"])
 
 
 def portable(text: str, roots: Mapping[str, str]) -> str:
@@ -100,9 +97,9 @@ def portable(text: str, roots: Mapping[str, str]) -> str:
     )
 
 
-def counts_cells(counts: Any) -> list[object]:
+def counts_cells(counts: Mapping[str, int] | None) -> list[object]:
     """Passed, failed, errors (collection errors included), skipped."""
-    if not isinstance(counts, Mapping) or not counts:
+    if not counts:
         return ["-", "-", "-", "-"]
     errors = int(counts.get("error", 0)) + int(counts.get("collection_errors", 0))
     return [
@@ -113,7 +110,7 @@ def counts_cells(counts: Any) -> list[object]:
     ]
 
 
-def count_text(counts: Any) -> str:
+def count_text(counts: Mapping[str, int] | None) -> str:
     """``407 passed, 0 failed, 0 errors, 2 skipped``."""
     passed, failed, errors, skipped = counts_cells(counts)
     return f"{passed} passed, {failed} failed, {errors} errors, {skipped} skipped"
@@ -145,44 +142,28 @@ class HunkRow:
     untested: bool
 
 
-def hunk_rows(doc: Mapping[str, Any]) -> list[HunkRow]:
+def hunk_rows(doc: ProofDoc) -> list[HunkRow]:
     """The hunk matrix, grouped by file and enclosing function (none: absent)."""
-    raw = doc.get("hunks")
-    rows = []
-    for h in raw if isinstance(raw, list) else []:
-        if not isinstance(h, Mapping):
-            continue
-        reverted = h.get("reverted") is not False
-        red = tuple(strings(h.get("turns_red")))
-        rows.append(
-            HunkRow(
-                hunk=str(h.get("hunk", "")),
-                path=str(h.get("path", "")),
-                symbol=str(h.get("symbol") or "(module level)"),
-                reverted=reverted,
-                turns_red=red,
-                untested=bool(h.get("untested", reverted and not red)),
-            )
+    rows = [
+        HunkRow(
+            hunk=h.hunk,
+            path=h.path,
+            symbol=h.symbol or "(module level)",
+            reverted=h.reverted,
+            turns_red=h.turns_red,
+            untested=h.untested,
         )
+        for h in doc.hunks or ()
+    ]
     return sorted(rows, key=lambda r: (r.path, r.symbol))
 
 
-def files_of(rg: Mapping[str, Any], role: str) -> list[Mapping[str, Any]]:
-    """The red/green report's files of one role (``runtime`` or ``test``)."""
-    files = rg.get("files")
-    return [
-        f
-        for f in (files if isinstance(files, list) else [])
-        if isinstance(f, Mapping) and f.get("role") == role
-    ]
-
-
-def changed_tests(rg: Mapping[str, Any]) -> list[str]:
+def changed_tests(rg: ProofDoc) -> list[str]:
     """```path` (new)`` or ``(changed)`` for each test file the series changes."""
     return [
-        f"`{f.get('path')}` ({'new' if not f.get('base_blob') else 'changed'})"
-        for f in files_of(rg, "test")
-        if f.get("base_blob") != f.get("fix_blob")
+        f"`{f.path}` ({'new' if not f.base_blob else 'changed'})"
+        for f in rg.files_of("test")
+        if f.base_blob != f.fix_blob
     ]
 
 

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """The pull-request description, in vLLM's usual sections: Purpose, Test Plan,
 Test Result (with the provenance), and a place for the AI-assistance
-disclosure. Pure: it renders the reports' JSON documents."""
+disclosure. Pure: it renders the red/green report's types and the optional
+reports' JSON documents."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from forkkit.commands.prbody.model import (
@@ -16,7 +17,6 @@ from forkkit.commands.prbody.model import (
     count_text,
     counts_cells,
     env_prefix,
-    files_of,
     hunk_rows,
     portable,
     purpose_head,
@@ -36,6 +36,7 @@ from forkkit.commands.prbody.render_reconcile import reconcile_md
 from forkkit.commands.prbody.render_upstream import upstream_md
 from forkkit.docpath import get
 from forkkit.output.report import md_table
+from forkkit.services.proof.doc import FileRef, ProofDoc
 from forkkit.testing.classify import CATEGORIES
 
 VERIFY_PATH = ".forkkit/reports/red_green/red_green.json"  # the default workdir
@@ -50,8 +51,8 @@ AI_DISCLOSURE = (
 def render_markdown(inp: PrInputs) -> str:
     """The whole description, local paths replaced (:func:`model.portable`)."""
     rg = inp.red_green
-    if rg.get("mode") == "guard":  # a tests-only series: the fix is upstream's
-        title = inp.title or str(rg.get("title") or "")
+    if rg.mode == "guard":  # a tests-only series: the fix is upstream's
+        title = inp.title or rg.title
         head = [*guard_purpose(rg, title=title), *upstream_md(inp.retired, inp.rebase)]
         proof = [*guard_test_plan(rg), *guard_verdict(rg)]
     else:
@@ -70,8 +71,8 @@ def render_markdown(inp: PrInputs) -> str:
 
 def _purpose(inp: PrInputs) -> list[str]:
     rg = inp.red_green
-    title = inp.title or str(rg.get("title") or "")
-    runtime = ", ".join(f"`{f.get('path')}`" for f in files_of(rg, "runtime"))
+    title = inp.title or rg.title
+    runtime = ", ".join(f"`{f.path}`" for f in rg.files_of("runtime"))
     tests = ", ".join(changed_tests(rg))
     out = purpose_head(
         title, prompt="The bug, who hits it, and what the fix changes; link the issue."
@@ -82,15 +83,13 @@ def _purpose(inp: PrInputs) -> list[str]:
     return [*out, ""]
 
 
-def _red_lines(rg: Mapping[str, Any]) -> list[str]:
+def _red_lines(rg: ProofDoc) -> list[str]:
     """Put the runtime files at upstream base; and back to the fix."""
     rev = upstream_rev(rg)
-    runtime = files_of(rg, "runtime")
-    keep = " ".join(shlex.quote(str(f["path"])) for f in runtime if f.get("base_blob"))
-    gone = " ".join(
-        shlex.quote(str(f["path"])) for f in runtime if not f.get("base_blob")
-    )
-    paths = " ".join(shlex.quote(str(f["path"])) for f in runtime)
+    runtime = rg.files_of("runtime")
+    keep = " ".join(shlex.quote(f.path) for f in runtime if f.base_blob)
+    gone = " ".join(shlex.quote(f.path) for f in runtime if not f.base_blob)
+    paths = " ".join(shlex.quote(f.path) for f in runtime)
     to_base = [
         *([f"git checkout {rev} -- {keep}"] if keep else []),
         *([f"git rm -q -- {gone}"] if gone else []),
@@ -100,15 +99,15 @@ def _red_lines(rg: Mapping[str, Any]) -> list[str]:
 
 def _test_plan(inp: PrInputs) -> list[str]:
     rg = inp.red_green
-    label = get(rg, "upstream.label") or "upstream"
+    label = rg.upstream.label or "upstream"
     prefix = env_prefix(rg)
-    red = f"{prefix} {pytest_command(str(get(rg, 'red.command') or ''))}"
+    red = f"{prefix} {pytest_command(rg.red.command)}"
     lines = [
         f"# red: the runtime files at upstream base ({label}), the PR's tests",
         *(red if line == "{red}" else line for line in _red_lines(rg)),
     ]
-    green = str(get(rg, "green.command") or "")
-    related = str(get(rg, "related.command") or "")
+    green = rg.green.command
+    related = rg.related.command if rg.related else ""
     with_related = bool(related) and related == green
     lines += [
         "# green: the fix, same tests"
@@ -149,92 +148,87 @@ def _test_plan(inp: PrInputs) -> list[str]:
     ]
 
 
-def _verdict(rg: Mapping[str, Any]) -> list[str]:
+def _verdict(rg: ProofDoc) -> list[str]:
     """The proof's verdict, the runs table, related suites, guards, flakes."""
-    cls = rg.get("classification") or {}
-    n = {cat: len(strings(cls.get(cat))) for cat in CATEGORIES}
+    n = {cat: len(rg.ids(cat)) for cat in CATEGORIES}
     out = ["## Test Result", ""]
-    if rg.get("valid"):
+    if rg.valid:
         out.append(
             f"Red/green proof: ✅ **valid**: {n['FAIL_TO_PASS']} FAIL_TO_PASS, "
             f"{n['PASS_TO_PASS']} PASS_TO_PASS, no PASS_TO_FAIL or FAIL_TO_FAIL."
         )
     else:
         out += ["Red/green proof: ❌ **invalid**:", ""]
-        out += [f"- {p}" for p in strings(rg.get("problems"))]
-    label = get(rg, "upstream.label") or "upstream"
-    base = get(rg, "base_label")
+        out += [f"- {p}" for p in rg.problems]
+    label = rg.upstream.label or "upstream"
+    base = rg.base_label
     runtime = f"runtime of {base}" if base and base != "upstream base" else None
     rows = [
         [
             "Red",
             runtime or f"{label} base runtime",
-            *counts_cells(get(rg, "red.counts")),
+            *counts_cells(rg.red.counts),
         ],
-        ["Green", "the fix", *counts_cells(get(rg, "green.counts"))],
+        ["Green", "the fix", *counts_cells(rg.green.counts)],
     ]
-    if rg.get("related"):
-        rows.append(
-            ["Related suites", "the fix", *counts_cells(get(rg, "related.counts"))]
-        )
+    if rg.related:
+        rows.append(["Related suites", "the fix", *counts_cells(rg.related.counts)])
     headers = ["Run", "Runtime", "Passed", "Failed", "Errors", "Skipped"]
     out += ["", md_table(headers, rows)]
     out += _related(rg) + _guards(rg)
-    notes = [f"_{note}_" for note in strings(rg.get("notes"))]
+    notes = [f"_{note}_" for note in rg.notes]
     return out + ([*notes, ""] if notes else [])
 
 
-def _related(rg: Mapping[str, Any]) -> list[str]:
-    suites = ", ".join(f"`{s}`" for s in strings(rg.get("related_suites")))
-    if not rg.get("related"):
+def _related(rg: ProofDoc) -> list[str]:
+    suites = ", ".join(f"`{s}`" for s in rg.related_suites)
+    if not rg.related:
         return [f"Related suites: not run{f' ({suites})' if suites else ''}.", ""]
-    counts = count_text(get(rg, "related.counts"))
+    counts = count_text(rg.related.counts)
     out = [f"Related suites ({suites}) on the fix: {counts}."]
-    pre = strings(rg.get("related_preexisting_failures"))
-    reg = strings(rg.get("related_regressions"))
+    pre = rg.related_preexisting_failures
+    reg = rg.related_regressions
     if pre:
         out.append(f"Pre-existing failures (fail on base too): {shown(pre, 10)}.")
     if reg:
         out.append(f"Regressions (PASS_TO_FAIL): {shown(reg, 10)}.")
-    deselected = strings(rg.get("deselected"))
-    if deselected:
-        out.append(f"Deselected in every run: {shown(deselected, 10)}.")
+    if rg.deselected:
+        out.append(f"Deselected in every run: {shown(rg.deselected, 10)}.")
     return [*out, ""]
 
 
-def _guards(rg: Mapping[str, Any]) -> list[str]:
+def _guards(rg: ProofDoc) -> list[str]:
     """The SWE-bench guards and the flake check, when the report has them."""
     out: list[str] = []
-    if "guards" in rg:
-        guards = strings(rg.get("guards"))
+    if rg.guards is not None:
+        guards = [g.message for g in rg.guards]
         out.append(
             "Guards (SWE-bench): "
             + ("none tripped." if not guards else "; ".join(guards) + ".")
         )
-    repeat = rg.get("repeat")
-    if isinstance(repeat, Mapping):
-        flaky = strings(repeat.get("flaky"))
-        orders = ", ".join(strings(repeat.get("orders"))) or "?"
+    repeat = rg.repeat
+    if repeat is not None:
+        flaky = repeat.flaky
+        orders = ", ".join(repeat.orders) or "?"
         out.append(
-            f"Flake check: green ran {repeat.get('n')} times (orders: {orders}; "
-            f"seed {repeat.get('seed')}): "
+            f"Flake check: green ran {repeat.n} times (orders: {orders}; "
+            f"seed {repeat.seed}): "
             + (f"FLAKY: {shown(flaky, 10)}." if flaky else "no flaky test.")
         )
     return [*out, ""] if out else []
 
 
-def _fail_to_pass(rg: Mapping[str, Any]) -> list[str]:
-    cls = rg.get("classification") or {}
-    f2p = strings(cls.get("FAIL_TO_PASS"))
+def _fail_to_pass(rg: ProofDoc) -> list[str]:
+    f2p = rg.ids("FAIL_TO_PASS")
     items = [f"- `{t}`" for t in f2p] or ["- (none)"]
     if len(items) > FOLD_AFTER:
         summary = f"{len(items)} tests that fail on base and pass with the fix"
         items = [f"<details><summary>{summary}</summary>", "", *items, "", "</details>"]
-    counts = " · ".join(f"{c}: {len(strings(cls.get(c)))}" for c in CATEGORIES[1:])
+    counts = " · ".join(f"{c}: {len(rg.ids(c))}" for c in CATEGORIES[1:])
     return [f"### FAIL_TO_PASS ({len(f2p)})", "", *items, "", counts, ""]
 
 
-def _hunks(rg: Mapping[str, Any]) -> list[str]:
+def _hunks(rg: ProofDoc) -> list[str]:
     rows = hunk_rows(rg)
     if not rows:
         return []
@@ -301,34 +295,28 @@ def _repro(doc: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _blob(value: Any) -> str:
+def _blob(value: str | None) -> str:
     return f"`{value}`" if value else "(absent)"
 
 
-def _provenance(rg: Mapping[str, Any]) -> list[str]:
+def _provenance(rg: ProofDoc) -> list[str]:
     """The pin, the trees that ran, and every tested file's blob ids."""
-    ident = str(get(rg, "upstream.ident") or "")
+    ident = rg.upstream.ident
     sha = sdist_sha256(ident)
     pin = f"sdist sha256 `{sha}`" if sha else f"`{ident}`"
-    patches: Sequence[Any] = rg.get("patches") or []
     out = [
         "### Provenance",
         "",
-        f"- Upstream: {get(rg, 'upstream.label')}, {pin}",
-        f"- Base tree: `{get(rg, 'base.tree')}`; fix tree: "
-        f"`{get(rg, 'fork_head.tree')}`; red tree (fix with base runtime "
-        f"files): `{get(rg, 'red.tree')}`",
-        "- Patches: " + ", ".join(f"`{p.get('name')}`" for p in patches),
+        f"- Upstream: {rg.upstream.label}, {pin}",
+        f"- Base tree: `{rg.base.tree}`; fix tree: "
+        f"`{rg.fork_head.tree}`; red tree (fix with base runtime "
+        f"files): `{rg.red.tree}`",
+        "- Patches: " + ", ".join(f"`{p.name}`" for p in rg.patches),
         "",
     ]
+    files: list[FileRef] = rg.files_of("runtime") + rg.files_of("test")
     rows = [
-        [
-            f"`{f.get('path')}`",
-            f.get("role"),
-            _blob(f.get("base_blob")),
-            _blob(f.get("fix_blob")),
-        ]
-        for f in files_of(rg, "runtime") + files_of(rg, "test")
+        [f"`{f.path}`", f.role, _blob(f.base_blob), _blob(f.fix_blob)] for f in files
     ]
     out.append(md_table(["File", "Role", "Blob at base", "Blob at fix"], rows))
     return out

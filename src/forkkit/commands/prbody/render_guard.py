@@ -7,8 +7,6 @@ guard (every carried test passes on the pin). Pure."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from forkkit.commands.prbody.model import (
     changed_tests,
@@ -18,10 +16,9 @@ from forkkit.commands.prbody.model import (
     purpose_head,
     pytest_command,
     shown,
-    strings,
 )
-from forkkit.docpath import get
 from forkkit.output.report import md_table
+from forkkit.services.proof.doc import ProofDoc
 
 _TAGS = re.compile(r"^((?:\[[^\]]*\])+)\s*")
 
@@ -35,10 +32,10 @@ def guard_title(title: str) -> str:
     return f"{tags} Regression tests: {rest}".strip()
 
 
-def guard_purpose(rg: Mapping[str, Any], *, title: str) -> list[str]:
+def guard_purpose(rg: ProofDoc, *, title: str) -> list[str]:
     """The ``[Test]`` title and what the PR still adds."""
-    label = get(rg, "upstream.label") or "upstream"
-    passing = len(strings((rg.get("classification") or {}).get("PASS_TO_PASS")))
+    label = rg.upstream.label or "upstream"
+    passing = len(rg.ids("PASS_TO_PASS"))
     prompt = "Why these tests belong upstream; link the fix upstream merged."
     out = purpose_head(guard_title(title) if title else "", prompt=prompt)
     out += [
@@ -49,19 +46,14 @@ def guard_purpose(rg: Mapping[str, Any], *, title: str) -> list[str]:
         + ", ".join(changed_tests(rg))
         + ".",
     ]
-    patches = rg.get("patches")
-    names = ", ".join(
-        f"`{p.get('name')}`"
-        for p in (patches if isinstance(patches, list) else [])
-        if isinstance(p, Mapping)
-    )
+    names = ", ".join(f"`{p.name}`" for p in rg.patches)
     return [*out, f"The series: {names}." if names else "", ""]
 
 
-def guard_test_plan(rg: Mapping[str, Any]) -> list[str]:
+def guard_test_plan(rg: ProofDoc) -> list[str]:
     """One pytest run: the tests on upstream with this PR."""
-    label = get(rg, "upstream.label") or "upstream"
-    green = pytest_command(str(get(rg, "green.command") or ""))
+    label = rg.upstream.label or "upstream"
+    green = pytest_command(rg.green.command)
     return [
         "## Test Plan",
         "",
@@ -79,27 +71,24 @@ def guard_test_plan(rg: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def guard_verdict(rg: Mapping[str, Any]) -> list[str]:
+def guard_verdict(rg: ProofDoc) -> list[str]:
     """The guard's verdict and its runs."""
-    label = get(rg, "upstream.label") or "upstream"
+    label = rg.upstream.label or "upstream"
     out = ["## Test Result", ""]
-    if rg.get("valid"):
-        n = len(strings((rg.get("classification") or {}).get("PASS_TO_PASS")))
+    if rg.valid:
+        n = len(rg.ids("PASS_TO_PASS"))
         out.append(f"Guard: ✅ **valid**: all {n} tests this PR adds pass on {label}.")
     else:
         out += ["Guard: ❌ **invalid**:", ""]
-        out += [f"- {p}" for p in strings(rg.get("problems"))]
-    rows = [["This PR's tests", label, *counts_cells(get(rg, "green.counts"))]]
-    if rg.get("related"):
-        rows.append(["Related suites", label, *counts_cells(get(rg, "related.counts"))])
+        out += [f"- {p}" for p in rg.problems]
+    rows = [["This PR's tests", label, *counts_cells(rg.green.counts)]]
+    if rg.related:
+        rows.append(["Related suites", label, *counts_cells(rg.related.counts)])
     headers = ["Run", "Runtime", "Passed", "Failed", "Errors", "Skipped"]
     out += ["", md_table(headers, rows)]
-    if rg.get("related"):
-        suites = ", ".join(f"`{s}`" for s in strings(rg.get("related_suites")))
-        out.append(
-            f"Related suites ({suites}): {count_text(get(rg, 'related.counts'))}."
-        )
-    deselected = strings(rg.get("deselected"))
-    if deselected:
-        out.append(f"Deselected in every run: {shown(deselected, 10)}.")
+    if rg.related:
+        suites = ", ".join(f"`{s}`" for s in rg.related_suites)
+        out.append(f"Related suites ({suites}): {count_text(rg.related.counts)}.")
+    if rg.deselected:
+        out.append(f"Deselected in every run: {shown(rg.deselected, 10)}.")
     return [*out, ""]

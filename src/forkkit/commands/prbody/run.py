@@ -14,7 +14,6 @@ from typing import Any
 from forkkit.commands.prbody.model import PrInputs
 from forkkit.commands.prbody.render import render_markdown
 from forkkit.config import ForkConfig
-from forkkit.docpath import get
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.output.progress import say
@@ -25,8 +24,10 @@ from forkkit.output.report import (
     REPRO,
     DocType,
     read_report_json,
+    read_typed,
 )
 from forkkit.patches.retired import RETIRED_FILE
+from forkkit.services.proof.doc import ProofDoc
 
 __all__ = ["ReportPaths", "pr_body", "write_body"]
 
@@ -75,19 +76,20 @@ def _of_pin(
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     """The PR description in Markdown, with no local absolute path in it."""
     reports = cfg.work.reports
-    red_green = read_report_json(
+    red_green = read_typed(
         paths.red_green or reports / "red_green" / "red_green.json",
+        ProofDoc,
         doc=PROOF,
         hint="run forkkit red-green first, or give 'forkkit pr-body --red-green FILE'",
     )
-    fork = red_green.get("fork_path")
+    fork = red_green.fork_path
     roots = {
         str(cfg.work.root.absolute()): "WORKDIR",
         str(cfg.root.absolute()): ".",
         **({str(fork): "FORK"} if fork else {}),
         str(Path.home()): "~",
     }
-    label = str(get(red_green, "upstream.label") or cfg.upstream.label)
+    label = red_green.upstream.label or cfg.upstream.label
     optional = {}
     for stem, given, key, kind in (
         ("repro", paths.repro, "upstream", REPRO),

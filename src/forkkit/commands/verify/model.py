@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from forkkit.docpath import get
+from forkkit.services.proof.doc import ProofDoc
 
 STEM = "verify"  # reports/verify: the replay's own red/green report
 
@@ -40,51 +39,29 @@ class Current:
     deselect: tuple[str, ...]
 
 
-def _strs(doc: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
-    value = doc.get(key)
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{where}: '{key}' is not a list of strings")
-    return tuple(value)
-
-
-def _str(doc: Mapping[str, Any], path: str, where: str) -> str:
-    value = get(doc, path)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{where}: no '{path}'")
-    return value
-
-
-def _red_base(doc: Mapping[str, Any]) -> str | None:
+def _red_base(doc: ProofDoc) -> str | None:
     """The commit red took its runtime from, when it was not upstream base."""
-    red, upstream = get(doc, "base.commit"), get(doc, "upstream_base.commit")
-    if isinstance(red, str) and isinstance(upstream, str) and red != upstream:
-        return red
-    return None
+    red, upstream = doc.base.commit, doc.upstream_base.commit
+    return red if red and upstream and red != upstream else None
 
 
-def replay_spec(doc: Mapping[str, Any], where: str) -> ReplaySpec:
-    """Read a ``red_green.json`` document; ValueError names what is missing."""
-    if not isinstance(doc.get("classification"), Mapping):
-        raise ValueError(f"{where}: not a red/green report (no 'classification')")
-    patches = doc.get("patches")
-    files = doc.get("files")
-    if not isinstance(patches, list) or not isinstance(files, list):
-        raise ValueError(f"{where}: no 'patches' or 'files' list")
+def replay_spec(doc: ProofDoc, where: str) -> ReplaySpec:
+    """What a red/green report ran; ValueError names what is missing."""
+    base_tree, head_tree = doc.upstream_base.tree, doc.fork_head.tree
+    if not base_tree or not head_tree:
+        missing = "upstream_base.tree" if not base_tree else "fork_head.tree"
+        raise ValueError(f"{where}: no '{missing}'")
     return ReplaySpec(
-        upstream=_str(doc, "upstream.ident", where),
-        base_tree=_str(doc, "upstream_base.tree", where),
+        upstream=doc.upstream.ident,
+        base_tree=base_tree,
         red_base=_red_base(doc),
-        head_tree=_str(doc, "fork_head.tree", where),
-        patches=tuple(str(p.get("name")) for p in patches if isinstance(p, Mapping)),
-        runtime_files=tuple(
-            str(f.get("path"))
-            for f in files
-            if isinstance(f, Mapping) and f.get("role") == "runtime"
-        ),
-        tests=_strs(doc, "tests", where),
-        related_suites=_strs(doc, "related_suites", where),
-        pytest_args=_strs(doc, "pytest_args", where),
-        deselected=_strs(doc, "deselected", where),
+        head_tree=head_tree,
+        patches=tuple(p.name for p in doc.patches),
+        runtime_files=tuple(f.path for f in doc.files_of("runtime")),
+        tests=doc.tests,
+        related_suites=doc.related_suites,
+        pytest_args=doc.pytest_args,
+        deselected=doc.deselected,
     )
 
 
@@ -133,17 +110,12 @@ def tree_refusal(spec: ReplaySpec, *, base_tree: str, head_tree: str) -> str | N
     return None
 
 
-def categories(doc: Mapping[str, Any]) -> dict[str, str]:
+def categories(doc: ProofDoc) -> dict[str, str]:
     """Test node id -> its category in a report."""
-    out: dict[str, str] = {}
-    by_cat = doc.get("classification")
-    for cat, ids in (by_cat or {}).items():
-        for test in ids if isinstance(ids, list) else []:
-            out[str(test)] = str(cat)
-    return out
+    return {t: cat for cat, ids in doc.classification.items() for t in ids}
 
 
-def _classification(report: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[str]:
+def _classification(report: ProofDoc, fresh: ProofDoc) -> list[str]:
     then, now = categories(report), categories(fresh)
     out = []
     for test in sorted(then.keys() | now.keys()):
@@ -153,34 +125,31 @@ def _classification(report: Mapping[str, Any], fresh: Mapping[str, Any]) -> list
     return out
 
 
-# Report fields a replay must reproduce, beyond the classification.
-COMPARED = (
-    "valid",
-    "red.tree",
-    "green.tree",
-    "red.counts",
-    "green.counts",
-    "related.counts",
-    "related_regressions",
-    "related_preexisting_failures",
-)
-
-
-def _hunks(doc: Mapping[str, Any]) -> dict[str, list[str]]:
-    """Hunk -> the tests it turns red (the hunk matrix, when the report has one)."""
-    rows = doc.get("hunks")
+def _compared(doc: ProofDoc) -> dict[str, object]:
+    """The report's fields a replay must reproduce, beyond the classification."""
     return {
-        str(h.get("hunk")): sorted(map(str, h.get("turns_red") or []))
-        for h in (rows if isinstance(rows, list) else [])
-        if isinstance(h, Mapping)
+        "valid": doc.valid,
+        "red.tree": doc.red.tree,
+        "green.tree": doc.green.tree,
+        "red.counts": doc.red.counts,
+        "green.counts": doc.green.counts,
+        "related.counts": doc.related.counts if doc.related else None,
+        "related_regressions": doc.related_regressions,
+        "related_preexisting_failures": doc.related_preexisting_failures,
     }
 
 
-def differences(report: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[str]:
+def _hunks(doc: ProofDoc) -> dict[str, list[str]]:
+    """Hunk -> the tests it turns red (the hunk matrix, when the report has one)."""
+    return {h.hunk: sorted(h.turns_red) for h in doc.hunks or ()}
+
+
+def differences(report: ProofDoc, fresh: ProofDoc) -> list[str]:
     """One line per way the replay ``fresh`` differs from ``report``."""
     out = _classification(report, fresh)
-    for key in COMPARED:
-        was, got = get(report, key), get(fresh, key)
+    then_fields, now_fields = _compared(report), _compared(fresh)
+    for key, was in then_fields.items():
+        got = now_fields[key]
         if was != got:
             out.append(f"{key}: {_show(was)} in the report, {_show(got)} now")
     then, now = _hunks(report), _hunks(fresh)
@@ -195,12 +164,21 @@ def differences(report: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[str
     return out
 
 
-def _show(value: Any) -> str:
+def not_replayed(report: ProofDoc, fresh: ProofDoc) -> tuple[str, ...]:
+    """The report's parts a plain replay did not redo (options of red-green)."""
+    parts = (
+        ("the hunk matrix", report.hunks, fresh.hunks),
+        ("the flake check", report.repeat, fresh.repeat),
+    )
+    return tuple(what for what, then, now in parts if then is not None and now is None)
+
+
+def _show(value: object) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, Mapping):
         return ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return "[" + ", ".join(map(str, value)) + "]"
     return str(value).lower() if isinstance(value, bool) else str(value)
 

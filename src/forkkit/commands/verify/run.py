@@ -12,7 +12,6 @@ cache). The replay's own report is published as ``reports/verify`` (or
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from forkkit.commands.verify.model import (
     STEM,
@@ -20,6 +19,7 @@ from forkkit.commands.verify.model import (
     VerifyResult,
     categories,
     differences,
+    not_replayed,
     refusal,
     replay_spec,
     tree_refusal,
@@ -29,20 +29,18 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import materialize
 from forkkit.output.progress import say
-from forkkit.output.report import PROOF, read_report_json
-from forkkit.services.proof.render import render_json
+from forkkit.output.report import PROOF, read_typed
+from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.run import prove, resolve_parallel
 
 __all__ = ["read_report", "verify"]
 
-# Report keys a plain replay does not redo (added by options of red-green).
-_NOT_REPLAYED = {"hunks": "the hunk matrix", "repeat": "the flake check"}
 
-
-def read_report(path: Path) -> dict[str, Any]:
-    """The red/green report's JSON document; one-line errors otherwise."""
-    return read_report_json(
+def read_report(path: Path) -> ProofDoc:
+    """The red/green report; one-line errors otherwise."""
+    return read_typed(
         path,
+        ProofDoc,
         doc=PROOF,
         hint="give a red_green.json (forkkit red-green writes "
         "<workdir>/reports/red_green/red_green.json)",
@@ -106,15 +104,10 @@ def verify(
         fresh=True,
         base=spec.red_base,
     )
-    fresh = render_json(result)
+    fresh = proof_doc(result)
     return VerifyResult(
         report=str(report),
         tests=len(categories(doc)),
         differences=tuple(differences(doc, fresh)),
-        skipped=tuple(
-            what
-            for key, what in _NOT_REPLAYED.items()
-            if key in doc
-            if key not in fresh
-        ),
+        skipped=not_replayed(doc, fresh),
     )

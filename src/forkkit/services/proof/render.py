@@ -8,8 +8,9 @@ from typing import Any
 
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
+from forkkit.services.proof.doc import proof_doc
 from forkkit.services.proof.model import RedGreenResult
-from forkkit.services.proof.render_hunks import hunk_json, hunk_section
+from forkkit.services.proof.render_hunks import hunk_section
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.suiterun import SuiteRun
 
@@ -328,73 +329,5 @@ def _provenance(r: Result) -> list[str]:
 
 
 def render_json(r: Result) -> dict[str, Any]:
-    """The report's JSON document (``red_green.json``)."""
-    return {
-        "valid": r.valid,
-        "mode": r.mode,
-        "problems": list(r.problems),
-        "notes": list(r.notes),
-        "title": r.title,
-        "fork_path": str(r.fork_path),
-        "upstream": {
-            "ident": r.upstream,
-            "label": r.upstream_label,
-            "commit": r.upstream_commit,
-        },
-        "base": {"commit": r.base, "tree": r.base_tree},
-        "base_label": r.base_label,
-        "upstream_base": {"commit": r.upstream_base, "tree": r.upstream_base_tree},
-        "fork_head": {"commit": r.head, "tree": r.head_tree},
-        "patches": [{"name": n, "commit": c} for n, c in r.patches],
-        "files": [
-            {"path": f.path, "role": f.role, "base_blob": f.base, "fix_blob": f.fix}
-            for f in r.files
-        ],
-        "related_targets": {p: sha for p, sha in r.related_targets},
-        "tests": list(r.tests),
-        "related_suites": list(r.related_suites),
-        "pytest_args": list(r.pytest_args),
-        "env": r.env_vars,
-        "deselected": list(r.deselected),
-        "python": r.python,
-        "parallel": r.parallel,
-        "wall_seconds": round(r.seconds, 3),
-        "red": r.red.to_json(),
-        "green": r.green.to_json(),
-        "classification": {
-            cat: [r.node(t) for t in r.classification.ids(cat)] for cat in CATEGORIES
-        },
-        "related": r.related.to_json() if r.related else None,
-        "related_base": r.related_base.to_json() if r.related_base else None,
-        "related_regressions": [r.node(t) for t in r.related_verdict.regressions],
-        "related_preexisting_failures": [
-            r.node(t) for t in r.related_verdict.preexisting
-        ],
-        **_checks_json(r),
-    }
-
-
-def _checks_json(r: Result) -> dict[str, Any]:
-    """``guards``, ``repeat`` and ``hunks`` (null when not asked)."""
-    rep = r.repeat
-    return {
-        "guards": [
-            {
-                "guard": g.guard,
-                "message": g.message,
-                "tests": [r.node(t) for t in g.tests],
-                "blocking": g.blocking,
-            }
-            for g in r.guards
-        ],
-        "repeat": None
-        if rep is None
-        else {
-            "n": rep.n,
-            "seed": rep.seed,
-            "orders": list(rep.orders),
-            "flaky": [r.node(t) for t in rep.flaky],
-            "runs": [run.to_json() for run in rep.runs],
-        },
-        "hunks": None if r.hunks is None else [hunk_json(r, c) for c in r.hunks],
-    }
+    """The report's JSON document (``red_green.json``, see :mod:`.doc`)."""
+    return proof_doc(r).to_json()

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from forkkit.output.report import md_table
 from forkkit.services.proof.model import HunkCheck, RedGreenResult
@@ -61,20 +60,3 @@ def hunk_section(r: Result) -> list[str]:
         for c in _grouped(r.hunks)
     ]
     return [*out, md_table(["Function", "Hunk", "Turns red", "Verdict"], rows)]
-
-
-def hunk_json(r: Result, c: HunkCheck) -> dict[str, Any]:
-    """One hunk check in ``red_green.json``."""
-    return {
-        "hunk": c.hunk,
-        "path": c.path,
-        "symbol": c.symbol,
-        "reverted": c.reverted,
-        "turns_red": [r.node(t) for t in c.turns_red],
-        "red_kinds": dict(zip((r.node(t) for t in c.turns_red), c.kinds, strict=True)),
-        "untested": c.untested,
-        "note": c.note,
-        "tree": c.tree,
-        "cached": c.cached,
-        "wall_seconds": round(c.seconds, 3),
-    }

@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``red_green.json`` as types: what the proof writes and what ``verify``,
+``pr-body`` and the rebase report read (pure: no I/O).
+
+Built from a :class:`~forkkit.services.proof.model.RedGreenResult` by
+:func:`proof_doc`, written with :func:`forkkit.output.doc.to_json` and read
+back with :func:`read_proof`; the document is ``forkkit.red-green``
+version 1 (:data:`forkkit.output.report.PROOF`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from forkkit.output.doc import from_json, to_json
+from forkkit.output.report import PROOF
+from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
+from forkkit.testing.classify import CATEGORIES
+from forkkit.testing.suiterun import SuiteRun
+
+Result = RedGreenResult[SuiteRun]
+
+
+@dataclass(frozen=True)
+class Upstream:
+    ident: str  # the pin: sdist name, version and sha256 (or git URL@rev)
+    label: str = ""
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class TreeRef:
+    commit: str | None = None
+    tree: str | None = None
+
+
+@dataclass(frozen=True)
+class PatchRef:
+    name: str
+    commit: str
+
+
+@dataclass(frozen=True)
+class FileRef:
+    path: str
+    role: str  # "runtime" or "test"
+    base_blob: str | None = None
+    fix_blob: str | None = None
+
+
+@dataclass(frozen=True)
+class RunDoc:
+    """One pytest run (:meth:`forkkit.testing.suiterun.SuiteRun.to_json`)."""
+
+    command: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    name: str = ""
+    runtime_rev: str | None = None
+    tree: str | None = None
+    in_place: bool = False
+    targets: tuple[str, ...] = ()
+    returncode: int | None = None
+    timed_out: bool = False
+    cached: bool = False
+    wall_seconds: float = 0.0
+    pytest_seconds: float | None = None
+    junit: str = ""
+    log: str = ""
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class GuardDoc:
+    guard: str
+    message: str
+    tests: tuple[str, ...] = ()
+    blocking: bool = True
+
+
+@dataclass(frozen=True)
+class RepeatDoc:
+    n: int
+    seed: int
+    orders: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
+    runs: tuple[RunDoc, ...] = ()
+
+
+@dataclass(frozen=True)
+class HunkDoc:
+    hunk: str
+    path: str = ""
+    symbol: str = ""
+    reverted: bool = False
+    turns_red: tuple[str, ...] = ()
+    red_kinds: dict[str, str] = field(default_factory=dict)
+    untested: bool = False
+    note: str = ""
+    tree: str | None = None
+    cached: bool = False
+    wall_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class ProofDoc:
+    """The red/green report's JSON document."""
+
+    upstream: Upstream
+    classification: dict[str, tuple[str, ...]]
+    valid: bool = False
+    mode: Mode = "red-green"
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    title: str = ""
+    fork_path: str = ""
+    base: TreeRef = TreeRef()
+    base_label: str = ""
+    upstream_base: TreeRef = TreeRef()
+    fork_head: TreeRef = TreeRef()
+    patches: tuple[PatchRef, ...] = ()
+    files: tuple[FileRef, ...] = ()
+    related_targets: dict[str, str | None] = field(default_factory=dict)
+    tests: tuple[str, ...] = ()
+    related_suites: tuple[str, ...] = ()
+    pytest_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    deselected: tuple[str, ...] = ()
+    python: str = ""
+    parallel: bool = False
+    wall_seconds: float = 0.0
+    red: RunDoc = RunDoc()
+    green: RunDoc = RunDoc()
+    related: RunDoc | None = None
+    related_base: RunDoc | None = None
+    related_regressions: tuple[str, ...] = ()
+    related_preexisting_failures: tuple[str, ...] = ()
+    guards: tuple[GuardDoc, ...] | None = None  # None: a report without guards
+    repeat: RepeatDoc | None = None
+    hunks: tuple[HunkDoc, ...] | None = None
+
+    def files_of(self, role: str) -> list[FileRef]:
+        return [f for f in self.files if f.role == role]
+
+    def ids(self, category: str) -> tuple[str, ...]:
+        return self.classification.get(category, ())
+
+    def to_json(self) -> dict[str, Any]:
+        """The document as written (without its schema stamp)."""
+        data: dict[str, Any] = to_json(self)
+        return data
+
+
+def read_proof(data: Mapping[str, Any], *, where: str) -> ProofDoc:
+    """A ``red_green.json`` document (stamped ``forkkit.red-green`` v1) as
+    types; ValueError names the file and what is wrong."""
+    why = PROOF.refusal(dict(data))
+    if why:
+        raise ValueError(f"{where}: {why}")
+    return from_json(ProofDoc, data, where=where)
+
+
+def _run(run: SuiteRun | None) -> RunDoc | None:
+    return None if run is None else from_json(RunDoc, run.to_json(), where="run")
+
+
+def _hunk(r: Result, c: HunkCheck) -> HunkDoc:
+    turns = tuple(r.node(t) for t in c.turns_red)
+    return HunkDoc(
+        hunk=c.hunk,
+        path=c.path,
+        symbol=c.symbol,
+        reverted=c.reverted,
+        turns_red=turns,
+        red_kinds=dict(zip(turns, c.kinds, strict=True)),
+        untested=c.untested,
+        note=c.note,
+        tree=c.tree,
+        cached=c.cached,
+        wall_seconds=round(c.seconds, 3),
+    )
+
+
+def _checks(r: Result) -> dict[str, Any]:
+    """``guards``, ``repeat`` and ``hunks`` (None when not asked)."""
+    rep = r.repeat
+    guards = tuple(
+        GuardDoc(g.guard, g.message, tuple(r.node(t) for t in g.tests), g.blocking)
+        for g in r.guards
+    )
+    repeat = None
+    if rep is not None:
+        runs = tuple(d for d in map(_run, rep.runs) if d is not None)
+        flaky = tuple(r.node(t) for t in rep.flaky)
+        repeat = RepeatDoc(rep.n, rep.seed, tuple(rep.orders), flaky, runs)
+    hunks = None if r.hunks is None else tuple(_hunk(r, c) for c in r.hunks)
+    return {"guards": guards, "repeat": repeat, "hunks": hunks}
+
+
+def proof_doc(r: Result) -> ProofDoc:
+    """The document of a proof's result."""
+    verdict = r.related_verdict
+    return ProofDoc(
+        valid=r.valid,
+        mode=r.mode,
+        problems=tuple(r.problems),
+        notes=tuple(r.notes),
+        title=r.title,
+        fork_path=str(r.fork_path),
+        upstream=Upstream(r.upstream, r.upstream_label, r.upstream_commit),
+        base=TreeRef(r.base, r.base_tree),
+        base_label=r.base_label,
+        upstream_base=TreeRef(r.upstream_base, r.upstream_base_tree),
+        fork_head=TreeRef(r.head, r.head_tree),
+        patches=tuple(PatchRef(n, c) for n, c in r.patches),
+        files=tuple(FileRef(f.path, f.role, f.base, f.fix) for f in r.files),
+        related_targets=dict(r.related_targets),
+        tests=tuple(r.tests),
+        related_suites=tuple(r.related_suites),
+        pytest_args=tuple(r.pytest_args),
+        env=dict(r.env_vars),
+        deselected=tuple(r.deselected),
+        python=r.python,
+        parallel=r.parallel,
+        wall_seconds=round(r.seconds, 3),
+        red=_run(r.red) or RunDoc(),
+        green=_run(r.green) or RunDoc(),
+        classification={
+            cat: tuple(r.node(t) for t in r.classification.ids(cat))
+            for cat in CATEGORIES
+        },
+        related=_run(r.related),
+        related_base=_run(r.related_base),
+        related_regressions=tuple(r.node(t) for t in verdict.regressions),
+        related_preexisting_failures=tuple(r.node(t) for t in verdict.preexisting),
+        **_checks(r),
+    )
