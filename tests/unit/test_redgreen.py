@@ -24,7 +24,7 @@ from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.testing import env as testenv
 from forkkit.testing import junit
 from forkkit.testing.classify import classify
-from forkkit.testing.suiterun import run_with_runtime_from
+from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo, scratch_root
 from tests.synthetic import (
     BUGGY,
@@ -433,16 +433,12 @@ def test_exit_code_is_1_when_nothing_ran_or_a_run_is_partial(
 
 
 @pytest.mark.e2e
-def test_run_with_runtime_from_reusable(
-    toy_project: ForkConfig, tmp_path: Path
-) -> None:
+def test_fork_runs_reusable(toy_project: ForkConfig, tmp_path: Path) -> None:
     tree = materialize(toy_project)
     env = testenv.TestEnv(python=Path(sys.executable), env={}, key="t")
-    common: dict[str, Any] = dict(
-        runtime_files=["toy/calc.py"], env=env, out_dir=tmp_path / "o"
-    )
-    red = run_with_runtime_from(tree.path, "base", ["tests"], name="a", **common)
-    green = run_with_runtime_from(tree, "HEAD", ["tests"], name="b", **common)
+    runs = ForkRuns(runtime_files=("toy/calc.py",), env=env, out_dir=tmp_path / "o")
+    red = runs.run(tree.path, "base", ["tests"], name="a")
+    green = runs.run(tree, "HEAD", ["tests"], name="b")
     assert red.report is not None and green.report is not None
     assert red.counts()["failed"] == 1 and red.counts()["passed"] == 2
     assert green.counts()["passed"] == 3

@@ -11,10 +11,9 @@ uncommitted files is refused, never tested as if it were HEAD.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +24,12 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.output.runprogress import LIVE, short_summary
+from forkkit.testing import service
 from forkkit.testing.cache import ResultCache, ResultKey
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import JunitReport, parse_junit_text
-from forkkit.testing.pytest_run import PytestRun, run_pytest
+from forkkit.testing.pytest_run import PytestRun
+from forkkit.testing.service import RunSpec
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
 from forkkit.workdir import ReportFolder, new_report_folder_at
@@ -128,86 +129,107 @@ def _target(
     return overlay.commit, overlay.tree
 
 
-def run_with_runtime_from(
-    tree: ForkTree | Path,
-    rev: str,
-    tests: Sequence[str],
-    *,
-    runtime_files: Sequence[str],
-    env: TestEnv,
-    out_dir: Path,
-    name: str,
-    pytest_args: Sequence[str] = (),
-    timeout: float | None = None,
-    stream: bool = True,
-    cancel: threading.Event | None = None,
-    shown_dir: Path | None = None,
-    head: str = "HEAD",
-    cache: ResultCache | None = None,
-) -> SuiteRun:
-    """Run the tests of commit ``head`` with ``runtime_files`` from ``rev``.
+@dataclass(frozen=True)
+class ForkRuns:
+    """What the pytest runs of one command on a fork tree share: each runs
+    the tests of commit ``head`` with ``runtime_files`` from some revision."""
 
-    That tree runs in the fork tree itself only when it is checked out there
-    (refused unless clean); otherwise in a scratch worktree of it: the fork
-    tree is never edited. JUnit and log go to ``out_dir``; ``shown_dir`` is
-    where they will be published (named in the result). A ``cache`` gives
-    back a run of the same :class:`ResultKey` and keeps a finished one."""
-    repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
-    head_id, source = _resolve(repo, rev, head)
-    target, tested = _target(
-        repo, head=head_id, source=source, runtime_files=runtime_files, name=name
-    )
-    key = result_key(env, tested, tests, pytest_args=pytest_args)
-    hit = cache.get(key) if cache else None
-    pytest_in = functools.partial(
-        run_pytest,
-        env,
-        targets=list(tests),
-        out_dir=out_dir,
-        name=name,
-        extra=list(pytest_args),
-        stream=stream,
-        timeout=timeout,
-        cancel=cancel,
-    )
-    in_place = target == repo.rev("HEAD")
-    changed: list[str] = []
-    if hit is not None:
-        say(f"{name}: cached (tree {tested[:12]}, same env and arguments)")
-        run = hit.restore(out_dir, name, tests)
-    else:
-        run, changed = _pytest_on(
-            repo, target, in_place=in_place, source=source, name=name, run=pytest_in
+    runtime_files: tuple[str, ...]
+    env: TestEnv
+    out_dir: Path  # JUnit and log are written here ...
+    shown_dir: Path | None = None  # ... and published here (None: out_dir)
+    head: str = "HEAD"
+    pytest_args: tuple[str, ...] = ()
+    timeout: float | None = None
+    cache: ResultCache | None = None  # None: every run runs now, none is kept
+    stream: bool = True
+
+    @property
+    def published(self) -> Path:
+        """Where the runs' files are named in results and reports."""
+        return self.shown_dir or self.out_dir
+
+    def run(
+        self,
+        tree: ForkTree | Path,
+        rev: str,
+        tests: Sequence[str],
+        *,
+        name: str,
+        cancel: threading.Event | None = None,
+    ) -> SuiteRun:
+        """Run the tests of ``head`` with the runtime files of ``rev``.
+
+        That tree runs in the fork tree itself only when it is checked out
+        there (refused unless clean); otherwise in a scratch worktree of it:
+        the fork tree is never edited. A finished run is kept in the cache.
+        """
+        repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
+        head_id, source = _resolve(repo, rev, self.head)
+        target, tested = _target(
+            repo,
+            head=head_id,
+            source=source,
+            runtime_files=self.runtime_files,
+            name=name,
         )
-    shown = shown_dir or out_dir
-    report, problem = read_run(run, name, shown)
-    problem = problem or (_changed_problem(name, changed) if changed else "")
-    if cache is not None and hit is None and report is not None and not problem:
-        cache.put(key, run)
-    if stream:
-        _console_summary(name, run, report, log=shown / run.log.name)
-    return SuiteRun(name, source, tested, in_place, _shown(run, shown), report, problem)
+        spec = RunSpec(
+            name,
+            tested,
+            tuple(tests),
+            self.env,
+            self.out_dir,
+            self.pytest_args,
+            self.timeout,
+        )
+        place = ForkWorkspace(repo, target, name=name, source=source)
+        ran = service.run(
+            spec,
+            workspace=lambda: place,
+            cache=self.cache,
+            stream=self.stream,
+            cancel=cancel,
+        )
+        shown = self.published
+        report, problem = read_run(ran.run, name, shown)
+        if not problem and place.changed:
+            problem = _changed_problem(name, place.changed)
+        if report is not None and not problem:
+            service.keep(spec, ran, cache=self.cache)
+        if self.stream:
+            _console_summary(name, ran.run, report, log=shown / ran.run.log.name)
+        run = _shown(ran.run, shown)
+        return SuiteRun(name, source, tested, place.in_place, run, report, problem)
 
 
-def _pytest_on(
-    repo: Repo,
-    target: str,
-    *,
-    in_place: bool,
-    source: str,
-    name: str,
-    run: Callable[[Path], PytestRun],
-) -> tuple[PytestRun, list[str]]:
-    """Run pytest on commit ``target``: in the fork tree when it is checked
-    out there (then also what changed under it), else in a scratch worktree."""
-    if in_place:
-        require_committed(repo, "red-green")
-        say(f"{name}: runtime of {source[:12]} = HEAD; running in {repo.path}")
-        done = run(repo.path)
-        return done, changed_since(repo, target)
-    with repo.worktree(target, name) as wt:
-        say(f"{name}: runtime files from {source[:12]} in {wt.path}")
-        return run(wt.path), []
+class ForkWorkspace(AbstractContextManager[Path]):
+    """Where commit ``target`` of the fork repo runs: the fork tree itself when
+    it is checked out there (refused unless clean; what changed under it is
+    :attr:`changed` afterwards), else a scratch worktree of it."""
+
+    def __init__(self, repo: Repo, target: str, *, name: str, source: str) -> None:
+        self.repo, self.target, self.name, self.source = repo, target, name, source
+        self.in_place = target == repo.rev("HEAD")
+        self.changed: list[str] = []
+        self._scratch: AbstractContextManager[Any] | None = None
+
+    def __enter__(self) -> Path:
+        if self.in_place:
+            require_committed(self.repo, "red-green")
+            where = f"runtime of {self.source[:12]} = HEAD; running in"
+            say(f"{self.name}: {where} {self.repo.path}")
+            return self.repo.path
+        self._scratch = self.repo.worktree(self.target, self.name)
+        wt = self._scratch.__enter__()
+        say(f"{self.name}: runtime files from {self.source[:12]} in {wt.path}")
+        return Path(wt.path)
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        if self._scratch is not None:
+            return self._scratch.__exit__(*exc)
+        if exc[0] is None:
+            self.changed = changed_since(self.repo, self.target)
+        return None
 
 
 def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:

@@ -11,6 +11,7 @@ finished run of the same tree comes back from the one result cache
 from __future__ import annotations
 
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,10 +20,12 @@ from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
 from forkkit.patches.testids import junit_module, target_file
-from forkkit.testing.cache import ResultCache, ResultKey
+from forkkit.testing import service
+from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import JunitReport, load_errors, parse_junit
-from forkkit.testing.pytest_run import PytestRun, run_pytest
+from forkkit.testing.pytest_run import PytestRun
+from forkkit.testing.service import RunSpec
 from forkkit.vcs import ApplyResult, Repo, combine
 
 # one module that cannot import must not stop the others
@@ -199,9 +202,17 @@ def run_cell(bench: Bench, plan: Plan) -> Cell:
     )
     if not present:
         return replace(base, status="conflict" if skipped else "not-applicable")
-    key = ResultKey.of(bench.env, bench.ws.tree_id(), present, pytest_args=bench.extra)
-    digest = key.digest()
     origin = f"{plan.side}@{plan.runtime.key}"
+    spec = RunSpec(
+        name=origin.replace("@", "-on-"),
+        tree=bench.ws.tree_id(),
+        targets=present,
+        env=bench.env,
+        out_dir=bench.out / "junit",
+        pytest_args=tuple(bench.extra),
+        timeout=bench.timeout,
+    )
+    digest = spec.key().digest()
     prev = bench.done.get(digest)
     if prev is not None:
         say(f"{origin}: same tree as {prev.side}@{prev.runtime}, not run again")
@@ -213,9 +224,7 @@ def run_cell(bench: Bench, plan: Plan) -> Cell:
             skipped_files=skipped,
             reused=f"{prev.side}@{prev.runtime}",
         )
-    result = _cached(bench, key, origin=origin, targets=present) or _pytest(
-        bench, key, origin=origin, targets=present
-    )
+    result = _run(bench, spec, origin=origin)
     cell = _cell_from(base, result, notes)
     bench.done[digest] = cell
     return cell
@@ -231,72 +240,66 @@ class _Result:
     notes: tuple[str, ...]
 
 
-def _cached(
-    bench: Bench, key: ResultKey, *, origin: str, targets: tuple[str, ...]
-) -> _Result | None:
-    """The cached result of ``key`` (an earlier command ran this exact tree),
-    its files copied into the report folder."""
-    hit = bench.cache.get(key)
-    if hit is None:
-        return None
-    say(f"{origin}: this exact tree ran in an earlier reconcile; reusing it")
-    run = hit.restore(bench.out / "junit", origin.replace("@", "-on-"), targets)
-    broken, reasons = broken_modules(run.junit)
-    broken.update(hit.extra.get("broken", {}))
-    reasons = tuple(dict.fromkeys([*hit.extra.get("reasons", []), *reasons]))
-    return _Result(run, broken, reasons, tuple(hit.extra.get("notes", [])))
+class _DropUnimportable:
+    """The rerun policy of a cell: pytest aborts the whole session when a node
+    id names a test in a module that does not import (even with
+    --continue-on-collection-errors), so those node ids are dropped and the
+    rest runs again; one broken module never hides the others. What each
+    attempt could not collect is kept here."""
+
+    def __init__(self) -> None:
+        self.broken: dict[str, str] = {}
+        self.reasons: tuple[str, ...] = ()
+
+    def seen(self, run: PytestRun) -> None:
+        broken, reasons = broken_modules(run.junit)
+        self.broken.update(broken)
+        self.reasons = tuple(dict.fromkeys([*self.reasons, *reasons]))
+
+    def __call__(
+        self, run: PytestRun, targets: tuple[str, ...]
+    ) -> tuple[tuple[str, ...], str] | None:
+        self.seen(run)
+        dropped = [
+            t
+            for t in targets
+            if "::" in t and junit_module(target_file(t)) in self.broken
+        ]
+        rest = tuple(t for t in targets if t not in dropped)
+        if not dropped or not rest:
+            return None
+        return rest, f"reran without {len(dropped)} node id(s) of unimportable modules"
 
 
-def _pytest(
-    bench: Bench, key: ResultKey, *, origin: str, targets: tuple[str, ...]
-) -> _Result:
-    """Run pytest, and keep a finished run in the result cache under ``key``.
-
-    pytest aborts the whole session when a node id names a test in a module
-    that does not import (even with --continue-on-collection-errors): those
-    node ids are dropped and the rest runs again, so one broken module never
-    hides the others.
-    """
-    name, out, timeout = origin.replace("@", "-on-"), bench.out / "junit", bench.timeout
-
-    def pytest_on(chosen: tuple[str, ...]) -> PytestRun:
-        tree, extra = bench.ws.path, bench.extra
-        return run_pytest(
-            bench.env,
-            tree,
-            list(chosen),
-            out_dir=out,
-            name=name,
-            extra=extra,
+def _run(bench: Bench, spec: RunSpec, *, origin: str) -> _Result:
+    """The cell's run (:func:`forkkit.testing.service.run`): the cached run of
+    this exact tree, or pytest in the assembled worktree, kept when finished
+    with what it could not collect."""
+    policy = _DropUnimportable()
+    with step(f"{origin}: {len(spec.targets)} target(s)"):
+        ran = service.run(
+            spec,
+            workspace=lambda: nullcontext(bench.ws.path),
+            cache=bench.cache,
             stream=False,
-            timeout=timeout,
+            rerun=policy,
         )
-
-    with step(f"{origin}: {len(targets)} target(s)"):
-        run = pytest_on(targets)
-    broken, reasons = broken_modules(run.junit)
-    notes: list[str] = []
-    dropped = [
-        t for t in targets if "::" in t and junit_module(target_file(t)) in broken
-    ]
-    rest = tuple(t for t in targets if t not in dropped)
-    if dropped and rest and not run.timed_out:
-        notes.append(f"reran without {len(dropped)} node id(s) of unimportable modules")
-        with step(f"{origin}: {len(rest)} target(s), again"):
-            run = pytest_on(rest)
-        more, why = broken_modules(run.junit)
-        broken.update(more)
-        reasons = tuple(dict.fromkeys([*reasons, *why]))
-    if run.timed_out:
-        notes.append(f"pytest killed after {timeout:g}s; see {run.log}")
-    if not run.junit.is_file():
+    policy.seen(ran.run)
+    if ran.cached:
+        policy.broken.update(ran.extra.get("broken", {}))
+        reasons = [*ran.extra.get("reasons", []), *policy.reasons]
+        stored = tuple(ran.extra.get("notes", []))
+        return _Result(ran.run, policy.broken, tuple(dict.fromkeys(reasons)), stored)
+    notes = list(ran.notes)
+    if ran.run.timed_out:
+        notes.append(f"pytest killed after {spec.timeout:g}s; see {ran.run.log}")
+    if not ran.run.junit.is_file():
         notes.append(
-            f"pytest wrote no JUnit XML (exit {run.returncode}); see {run.log}"
+            f"pytest wrote no JUnit XML (exit {ran.run.returncode}); see {ran.run.log}"
         )
-    if not run.timed_out and run.junit.is_file():
-        extra = {"broken": broken, "reasons": reasons, "notes": notes}
-        bench.cache.put(key, run, extra)
-    return _Result(run, broken, reasons, tuple(notes))
+    extra = {"broken": policy.broken, "reasons": policy.reasons, "notes": notes}
+    service.keep(spec, ran, cache=bench.cache, extra=extra)
+    return _Result(ran.run, policy.broken, policy.reasons, tuple(notes))
 
 
 def _cell_from(base: Cell, result: _Result, notes: list[str]) -> Cell:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.services.proof.model import STEM, RepeatCheck
-from forkkit.services.proof.plan import Plan, RunSettings
+from forkkit.services.proof.plan import Plan
 from forkkit.testing.classify import (
     Classification,
     GuardFinding,
@@ -22,7 +22,7 @@ from forkkit.testing.classify import (
 )
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import ORDER_ENV
-from forkkit.testing.suiterun import SuiteRun
+from forkkit.testing.suiterun import ForkRuns, SuiteRun
 
 
 def guard_findings(
@@ -55,7 +55,7 @@ def repeat_orders(n: int, seed: int) -> tuple[str, ...]:
 def repeat_green(
     tree: ForkTree,
     plan: Plan,
-    settings: RunSettings,
+    settings: ForkRuns,
     *,
     green: SuiteRun,
     n: int,

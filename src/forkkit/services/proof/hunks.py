@@ -24,8 +24,9 @@ from forkkit.patches.symbols import hunk_symbols, python_symbols
 from forkkit.patches.testids import node_id
 from forkkit.process import busy_cpus
 from forkkit.services.proof.model import STEM, HunkCheck
-from forkkit.services.proof.plan import Plan, RunSettings
+from forkkit.services.proof.plan import Plan
 from forkkit.testing.pytest_run import kill_running
+from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_hunk_commit
 
@@ -79,7 +80,7 @@ def hunk_workers(count: int, *, parallel: bool) -> int:
 def hunk_matrix(
     tree: ForkTree,
     plan: Plan,
-    settings: RunSettings,
+    settings: ForkRuns,
     *,
     f2p: Sequence[str],
     parallel: bool,
@@ -107,7 +108,7 @@ def hunk_matrix(
 def _check(
     tree: ForkTree,
     plan: Plan,
-    settings: RunSettings,
+    settings: ForkRuns,
     *,
     target: _Target,
     f2p: Sequence[str],

@@ -4,10 +4,8 @@ settings every one of its pytest runs shares."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -16,12 +14,8 @@ from forkkit.patches.paths import is_test_path
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.testids import target_file
 from forkkit.services.proof.model import UPSTREAM_BASE, FileBlob, base_label
-from forkkit.testing.cache import ResultCache
-from forkkit.testing.env import TestEnv
 from forkkit.testing.suiterun import (
-    SuiteRun,
     require_committed,
-    run_with_runtime_from,
 )
 from forkkit.vcs import Repo
 
@@ -124,48 +118,6 @@ def _red_base(tree: ForkTree, rev: str | None, *, head: str, upstream: str) -> s
             f"history from the '{BASE_TAG}' tag to HEAD; give a commit of it"
         )
     return commit
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """What every pytest run of one proof shares."""
-
-    runtime_files: tuple[str, ...]
-    env: TestEnv
-    out_dir: Path  # the proof's fresh report folder
-    shown_dir: Path  # where that folder is published
-    head: str
-    pytest_args: tuple[str, ...]
-    timeout: float | None
-    cache: ResultCache | None  # None: every run runs now, none is stored
-    stream: bool
-
-    def run(
-        self,
-        tree: ForkTree,
-        rev: str,
-        tests: Sequence[str],
-        *,
-        name: str,
-        cancel: threading.Event | None = None,
-    ) -> SuiteRun:
-        """Run ``tests`` of ``head`` with the runtime files of ``rev``."""
-        return run_with_runtime_from(
-            tree,
-            rev,
-            tests,
-            runtime_files=self.runtime_files,
-            env=self.env,
-            out_dir=self.out_dir,
-            name=name,
-            pytest_args=self.pytest_args,
-            timeout=self.timeout,
-            stream=self.stream,
-            cancel=cancel,
-            shown_dir=self.shown_dir,
-            head=self.head,
-            cache=self.cache,
-        )
 
 
 def file_blobs(repo: Repo, plan: Plan) -> list[FileBlob]:

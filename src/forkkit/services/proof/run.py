@@ -51,7 +51,7 @@ from forkkit.services.proof.model import (
     related_verdict,
     untested_notes,
 )
-from forkkit.services.proof.plan import Plan, RunSettings, file_blobs, make_plan
+from forkkit.services.proof.plan import Plan, file_blobs, make_plan
 from forkkit.services.proof.render import count_line, render_json, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
@@ -59,16 +59,16 @@ from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import kill_running
-from forkkit.testing.suiterun import SuiteRun, report_folder
+from forkkit.testing.suiterun import ForkRuns, SuiteRun, report_folder
 from forkkit.vcs import Repo
 
 NO_CHECKS = ProofChecks()
 
-__all__ = ["ProofChecks", "RunSettings", "prove", "resolve_parallel"]
+__all__ = ["ForkRuns", "ProofChecks", "prove", "resolve_parallel"]
 
 
 def _red_and_fix(
-    tree: ForkTree, plan: Plan, settings: RunSettings, *, parallel: bool
+    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool
 ) -> tuple[SuiteRun, SuiteRun]:
     """Red (base runtime, focused tests) and the one run on the fix (the
     related suites plus the focused tests; the focused tests alone with
@@ -87,7 +87,7 @@ def _red_and_fix(
         red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
         say(f"fix: {', '.join(fix_tests)}")
         return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
-    say(f"red and the fix side by side (logs in {settings.shown_dir})")
+    say(f"red and the fix side by side (logs in {settings.published})")
     cancel = threading.Event()
     with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
         try:
@@ -125,7 +125,7 @@ class _Evidence:
 
 
 def _gather(
-    tree: ForkTree, plan: Plan, settings: RunSettings, *, parallel: bool
+    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool
 ) -> _Evidence:
     """Red and the fix run; green read from it; related failures rechecked."""
     red, fix = _red_and_fix(tree, plan, settings, parallel=parallel)
@@ -139,7 +139,7 @@ def _gather(
             targets=plan.targets,
             tracked=frozenset(tree.repo.ls_tree(plan.head, [])),
             out_dir=settings.out_dir,
-            shown_dir=settings.shown_dir,
+            shown_dir=settings.published,
         )
     if plan.guard:
         red = green
@@ -166,7 +166,7 @@ def _gather(
 
 
 def _recheck_on_base(
-    tree: ForkTree, plan: Plan, report: JunitReport, *, settings: RunSettings
+    tree: ForkTree, plan: Plan, report: JunitReport, *, settings: ForkRuns
 ) -> tuple[SuiteRun | None, RelatedVerdict]:
     """Rerun the related failures on base runtime: regression or pre-existing?"""
     tracked = frozenset(tree.repo.ls_tree(plan.head, []))
@@ -182,7 +182,7 @@ def _recheck_on_base(
 def _checked(
     tree: ForkTree,
     plan: Plan,
-    settings: RunSettings,
+    settings: ForkRuns,
     *,
     evidence: _Evidence,
     checks: ProofChecks,
@@ -246,7 +246,7 @@ def prove(
     start = time.monotonic()
     with report_folder(cfg, STEM, out_dir) as folder:
         plan = make_plan(cfg, tree, tests, related=related, base=base)
-        settings = RunSettings(
+        settings = ForkRuns(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),
             out_dir=folder.path,
@@ -283,7 +283,7 @@ def _result(
     plan: Plan,
     *,
     evidence: _Evidence,
-    settings: RunSettings,
+    settings: ForkRuns,
     checks: ProofChecks,
     parallel: bool,
     seconds: float,
@@ -329,7 +329,7 @@ def _result(
         notes=tuple(notes),
         parallel=parallel,
         seconds=seconds,
-        out_dir=settings.shown_dir,
+        out_dir=settings.published,
         node_ids={t: n for t in ids if (n := node_id(t, tracked))},
         guards=e.guards,
         repeat=e.repeat,

@@ -41,7 +41,7 @@ from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import classify
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.junit import JunitReport
-from forkkit.testing.suiterun import run_with_runtime_from
+from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo, merge, resolution
 
 BRANCH = "rebase"
@@ -106,20 +106,17 @@ class RebaseState:
         """Run ``targets`` on ``commit``'s tree (the result cache gives back a
         run of the same tree, env, arguments, deselect list and targets)."""
         tree = self._checkout(commit)
-        done = run_with_runtime_from(
-            tree,
-            commit,
-            targets,
+        runs = ForkRuns(
             runtime_files=(),
             env=ensure_testenv(self.cfg, tree),
             out_dir=self.cfg.work.rebase_dir("runs"),
-            name=name,
-            pytest_args=self.opts.pytest_args,
-            timeout=self.opts.timeout,
-            stream=False,
             head=commit,
+            pytest_args=tuple(self.opts.pytest_args),
+            timeout=self.opts.timeout,
             cache=ResultCache(self.cfg.work.results),
+            stream=False,
         )
+        done = runs.run(tree, commit, targets, name=name)
         if done.report is None:
             raise ForkkitError(done.problem)
         how = (

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The one way forkkit runs a test tree: a :class:`RunSpec`, a workspace
+where that tree is checked out, and :func:`run`, with the result cache
+wrapped around it and a rerun policy.
+
+The spec names everything that reaches pytest (the git tree, the targets,
+the test env, the arguments, the timeout), so its :class:`ResultKey` says
+when an earlier run can stand in for this one. A workspace is a context
+manager that yields the folder holding the spec's tree: the fork tree in
+place (:func:`forkkit.testing.suiterun.fork_workspace`), a scratch worktree
+of a commit, or a tree assembled by the caller (reconcile's cells).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from forkkit.output.progress import say
+from forkkit.testing.cache import ResultCache, ResultKey
+from forkkit.testing.env import TestEnv
+from forkkit.testing.pytest_run import PytestRun, run_pytest
+
+# After a run: the targets to run again (none: keep this run) and a note.
+Rerun = Callable[[PytestRun, tuple[str, ...]], tuple[tuple[str, ...], str] | None]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One pytest run, named completely: what runs and where its files go."""
+
+    name: str  # the stem of its JUnit XML and log
+    tree: str  # the git tree id that runs (the result-cache key's tree)
+    targets: tuple[str, ...]
+    env: TestEnv
+    out_dir: Path
+    pytest_args: tuple[str, ...] = ()
+    timeout: float | None = None
+
+    def key(self) -> ResultKey:
+        """What a cached run must match to stand in for this one."""
+        return ResultKey.of(
+            self.env, self.tree, self.targets, pytest_args=self.pytest_args
+        )
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A run of a spec: fresh, or the cached run of the same key (then
+    ``extra`` is what its caller stored with it)."""
+
+    run: PytestRun
+    targets: tuple[str, ...]  # the targets of the last attempt
+    notes: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def cached(self) -> bool:
+        return self.run.cached
+
+    @property
+    def finished(self) -> bool:
+        """pytest ended on its own and wrote its JUnit XML."""
+        return not self.run.timed_out and self.run.junit.is_file()
+
+
+def run(
+    spec: RunSpec,
+    *,
+    workspace: Callable[[], AbstractContextManager[Path]],
+    cache: ResultCache | None = None,
+    stream: bool = True,
+    cancel: threading.Event | None = None,
+    rerun: Rerun | None = None,
+) -> Ran:
+    """The cached run of ``spec``'s key when the cache has one, else pytest
+    in the folder ``workspace()`` yields (again with fewer targets while
+    ``rerun`` asks for it). The workspace is entered only for a fresh run."""
+    hit = cache.get(spec.key()) if cache else None
+    if hit is not None:
+        say(f"{spec.name}: cached (tree {spec.tree[:12]}, same env and arguments)")
+        restored = hit.restore(spec.out_dir, spec.name, spec.targets)
+        return Ran(restored, spec.targets, extra=dict(hit.extra))
+    with workspace() as folder:
+        return _attempts(spec, folder, stream=stream, cancel=cancel, rerun=rerun)
+
+
+def _attempts(
+    spec: RunSpec,
+    folder: Path,
+    *,
+    stream: bool,
+    cancel: threading.Event | None,
+    rerun: Rerun | None,
+) -> Ran:
+    def once(targets: Sequence[str]) -> PytestRun:
+        return run_pytest(
+            spec.env,
+            folder,
+            list(targets),
+            out_dir=spec.out_dir,
+            name=spec.name,
+            extra=list(spec.pytest_args),
+            stream=stream,
+            timeout=spec.timeout,
+            cancel=cancel,
+        )
+
+    targets, notes = spec.targets, []
+    done = once(targets)
+    again = rerun(done, targets) if rerun and not done.timed_out else None
+    if again is not None and again[0]:
+        targets, why = again
+        notes.append(why)
+        done = once(targets)
+    return Ran(done, targets, tuple(notes))
+
+
+def keep(
+    spec: RunSpec,
+    ran: Ran,
+    *,
+    cache: ResultCache | None,
+    extra: Mapping[str, Any] | None = None,
+) -> Ran:
+    """Store a fresh, finished run in the cache under ``spec``'s key (with the
+    caller's ``extra``); a cached or unfinished one is left as it is."""
+    if cache is not None and not ran.cached and ran.finished:
+        cache.put(spec.key(), ran.run, extra)
+    return replace(ran, extra=dict(extra or {})) if extra else ran
