@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fail when a module in src/forkkit is over 400 lines, a function over 60, or
-a function takes more than 3 positional parameters (the rest must be
-keyword-only).
+"""Fail when a module in src/forkkit is over 400 lines, a class over 200, a
+function (or method) over 60, or a function takes more than 3 positional
+parameters (the rest must be keyword-only).
 
 Usage: ``python scripts/check_size.py [ROOT]``. A function's length counts
 from its ``def`` line (decorators excluded) to its last line, docstring
@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_MODULE_LINES = 400
+MAX_CLASS_LINES = 200
 MAX_FUNCTION_LINES = 60
 MAX_POSITIONAL = 3
 
 
 @dataclass(frozen=True)
 class Offender:
-    """A module or function over its limit."""
+    """A module, class or function over its limit."""
 
     where: str
     lines: int
@@ -42,7 +43,7 @@ def _positional(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 
 
 def offenders(*, root: Path) -> list[Offender]:
-    """Every module and function under ``root`` that is over its limit."""
+    """Every module, class and function under ``root`` over its limit."""
     found: list[Offender] = []
     for path in sorted(root.rglob("*.py")):
         text = path.read_text()
@@ -51,6 +52,11 @@ def offenders(*, root: Path) -> list[Offender]:
         if count > MAX_MODULE_LINES:
             found.append(Offender(str(rel), count, MAX_MODULE_LINES))
         for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > MAX_CLASS_LINES:
+                    where = f"{rel}:{node.lineno} class {node.name}"
+                    found.append(Offender(where, size, MAX_CLASS_LINES))
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1
                 where = f"{rel}:{node.lineno} {node.name}()"

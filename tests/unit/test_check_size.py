@@ -80,3 +80,18 @@ def test_at_most_three_positional_parameters(
         o.line().removesuffix(" (limit 3)") for o in check_size.offenders(root=root)
     ]
     assert found == expected
+
+
+@pytest.mark.parametrize(("methods", "flagged"), [(3, False), (4, True)])
+def test_a_class_counts_as_a_whole(tmp_path: Path, methods: int, flagged: bool) -> None:
+    """A class of short methods can still be a 250-line state bag: classes
+    have their own limit (200 lines)."""
+    root = tmp_path / "pkg"
+    root.mkdir()
+    body = "".join(
+        "    " + _function(f"m{i}", 55).replace("\n", "\n    ") + "\n"
+        for i in range(methods)
+    )
+    (root / "mod.py").write_text(f"class C:\n{body}")
+    where = [o.line() for o in check_size.offenders(root=root)]
+    assert any(w.startswith("pkg/mod.py:1 class C:") for w in where) == flagged

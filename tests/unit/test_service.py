@@ -8,9 +8,9 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
+from forkkit.testing import env as testenv
 from forkkit.testing import service
 from forkkit.testing.cache import ResultCache
-from forkkit.testing import env as testenv
 from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.service import RunSpec
 

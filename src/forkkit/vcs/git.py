@@ -124,3 +124,12 @@ class Git:
         git = cls(path)
         git.run("init", "-q", *(["--bare"] if bare else []), "-b", "main")
         return git
+
+
+class GitBound:
+    """What every part of :class:`~forkkit.vcs.repo.Repo` stands on: the
+    folder and the one git runner (private to ``vcs/``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._git = Git(path)

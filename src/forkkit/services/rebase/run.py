@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from contextlib import ExitStack
 from pathlib import Path
 
 from forkkit.config import ForkConfig
@@ -47,7 +46,8 @@ from forkkit.services.rebase.model import (
 )
 from forkkit.services.rebase.steps import (
     BRANCH,
-    RebaseState,
+    Job,
+    Replay,
     open_repo,
     prune_tests_only,
 )
@@ -115,65 +115,66 @@ def resolve_target(
 
 
 def _prove(
-    state: RebaseState, new: NewSeries, targets: list[str], *, out_dir: Path
+    job: Job, new: NewSeries, targets: list[str], *, out_dir: Path
 ) -> tuple[dict[str, object] | None, str, bool | None]:
     """Red/green on the refreshed series over the new upstream."""
     new_cfg = dataclasses.replace(
-        state.cfg,
-        upstream=state.target.spec,
+        job.cfg,
+        upstream=job.target.spec,
         patches_dir=new.folder,
         series_file=new.folder / SERIES,
     )
-    tree = materialize(new_cfg, dest=state.cfg.work.rebase_dir("fork"), force=True)
+    tree = materialize(new_cfg, dest=job.cfg.work.rebase_dir("fork"), force=True)
     result = prove(
         new_cfg,
         tree,
         tests=targets or None,
-        pytest_args=list(state.opts.pytest_args),
-        related=state.opts.related,
+        pytest_args=list(job.opts.pytest_args),
+        related=job.opts.related,
         out_dir=out_dir,
-        timeout=state.opts.timeout,
+        timeout=job.opts.timeout,
     )
     return render_json(result), render_markdown(result), bool(result.valid)
 
 
-def _targets(state: RebaseState, result: RebaseResult) -> list[str]:
+def _targets(job: Job, result: RebaseResult) -> list[str]:
     """The focused tests of the patches still carried."""
     targets: list[str] = []
-    for patch, r in zip(state.series.patches, result.patches, strict=True):
+    for patch, r in zip(job.series.patches, result.patches, strict=True):
         if r.carries:
             targets += [
                 t
-                for t in patch_targets(state.cfg.fix.focused_tests, patch.files)
+                for t in patch_targets(job.cfg.fix.focused_tests, patch.files)
                 if t not in targets
             ]
     return targets
 
 
-def _move(
-    state: RebaseState, old_base: str, new_base: str
-) -> tuple[list[PatchResult], str]:
-    """Apply the series to the old base, then move each patch onto the new one;
-    return the verdicts and the old series' HEAD."""
-    repo, series = state.repo, state.series
+def _move(job: Job, old_base: str, new_base: str) -> tuple[list[PatchResult], str]:
+    """Apply the series to the old base, then move each patch onto the new one
+    (one :class:`Replay`); return the verdicts and the old series' HEAD."""
+    repo, series = job.repo, job.series
     repo.detach(old_base)
-    old = apply_series(repo, series, f"{state.cfg.upstream.label} (the current pin)")
+    old = apply_series(repo, series, f"{job.cfg.upstream.label} (the current pin)")
     old_head = merge.head(repo)
     repo.force_checkout(branch=BRANCH, rev=new_base)
     results: list[PatchResult] = []
-    for i, patch in enumerate(series.patches):
-        if results and results[-1].status in ("conflict", "not-tried"):
-            results.append(PatchResult(patch.name, patch.subject, "not-tried"))
-            continue
-        say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
-        res = state.apply_one(patch, old[i][1], old_base=old_base, new_base=new_base)
-        say(f"{patch.name}: {res.status} {res.detail}".rstrip())
-        results.append(res)
+    with Replay(job) as replay:
+        for i, patch in enumerate(series.patches):
+            if results and results[-1].status in ("conflict", "not-tried"):
+                results.append(PatchResult(patch.name, patch.subject, "not-tried"))
+                continue
+            say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
+            res = replay.apply_one(
+                patch, old[i][1], old_base=old_base, new_base=new_base
+            )
+            say(f"{patch.name}: {res.status} {res.detail}".rstrip())
+            results.append(res)
     return results, old_head
 
 
 def _export(
-    state: RebaseState,
+    job: Job,
     base: RebaseResult,
     *,
     old: tuple[str, str],
@@ -181,24 +182,24 @@ def _export(
     toml: str,
 ) -> tuple[RebaseResult, NewSeries]:
     """Export the rebased series (and the new fork.toml) to the out folder."""
-    repo = state.repo
+    repo = job.repo
     results = prune_tests_only(
-        repo, new_base, base.patches, keep_all=state.opts.keep_tests
+        repo, new_base, base.patches, keep_all=job.opts.keep_tests
     )
     new_head = merge.head(repo)
-    out = state.cfg.work.rebase_dir("out")
+    out = job.cfg.work.rebase_dir("out")
     new = export_new(
         repo,
         base=new_base,
         head=new_head,
         folder=out / "patches",
-        old_text=state.series_text,
+        old_text=job.series_text,
         kept=[r.name for r in results if r.new_commit],
     )
     range_diff = merge.range_diff(repo, old=old, new=(new_base, new_head))
     digests = {
         p.name: hashlib.sha256(p.path.read_bytes()).hexdigest()
-        for p in state.series.patches
+        for p in job.series.patches
     }
     retired = retired_records(
         dataclasses.replace(base, patches=tuple(results)), digests=digests
@@ -239,13 +240,11 @@ def rebase(
     if new_commit and "git_rev" in pin:
         pin["git_rev"] = new_commit
     new_toml = repin_toml(cfg.path.read_text(), pin, target.optional)
-    with ExitStack() as stack:
-        state = RebaseState(cfg, target, opts, repo, series, stack, series_text)
-        if recorded:
-            state.notes.append(
-                f"recorded {recorded} resolution(s) made after the last run"
-            )
-        results, old_head = _move(state, old_base, new_base)
+    job = Job(cfg, target, opts, repo, series, series_text)
+    notes: list[str] = []
+    if recorded:
+        notes.append(f"recorded {recorded} resolution(s) made after the last run")
+    results, old_head = _move(job, old_base, new_base)
     base = RebaseResult(
         old_label=cfg.upstream.label,
         new_label=target.spec.label,
@@ -258,47 +257,44 @@ def rebase(
         for p in base.conflicted:
             for c in p.conflicts:
                 say(f"CONFLICT {p.name}: {c.describe()}")
-        return dataclasses.replace(base, notes=tuple(state.notes))
+        return dataclasses.replace(base, notes=tuple(notes))
     result, new = _export(
-        state, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
+        job, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
     if result.new_series and opts.red_green:
         red_green = reports or cfg.work.rebase_dir("red-green")
         proof, proof_md, valid = _prove(
-            state, new, _targets(state, result), out_dir=red_green
+            job, new, _targets(job, result), out_dir=red_green
         )
         result = dataclasses.replace(
             result, proof=proof, proof_markdown=proof_md, proof_valid=valid
         )
     for path in unknown_patches(cfg.patches_dir, [p.name for p in series.patches]):
         say(f"left alone: {path} (not in the series; forkkit did not write it)")
-        state.notes.append(
-            f"`{path.name}` in patches/ is not in the series: left alone"
-        )
+        notes.append(f"`{path.name}` in patches/ is not in the series: left alone")
     if opts.apply:
-        result = _apply(state, result, new, toml=new_toml)
-    return dataclasses.replace(result, notes=tuple(state.notes))
+        result, said = _apply(job, result, new, toml=new_toml)
+        notes += said
+    return dataclasses.replace(result, notes=tuple(notes))
 
 
 def _apply(
-    state: RebaseState, result: RebaseResult, new: NewSeries, *, toml: str
-) -> RebaseResult:
+    job: Job, result: RebaseResult, new: NewSeries, *, toml: str
+) -> tuple[RebaseResult, list[str]]:
     """``--apply``: write the result back when it is proven (or, with
-    ``--apply-unproven``, when only the proof is missing)."""
+    ``--apply-unproven``, when only the proof is missing); and its notes."""
     if not result.ok:
-        state.notes.append("--apply: nothing written (the rebase is not proven)")
-        return result
-    if result.unproven and not state.opts.apply_unproven:
+        return result, ["--apply: nothing written (the rebase is not proven)"]
+    if result.unproven and not job.opts.apply_unproven:
         why = (
             "--apply: nothing written: the result is unproven (no valid red/green "
             "on it); rerun without --no-red-green, or as 'forkkit rebase "
             "--apply-unproven'"
         )
         say(why)
-        state.notes.append(why)
-        return result
-    old = [p.name for p in state.series.patches]
-    write_back(state.cfg, state.repo, new, old=old, toml=toml, retired=result.retired)
+        return result, [why]
+    old = [p.name for p in job.series.patches]
+    write_back(job.cfg, job.repo, new, old=old, toml=toml, retired=result.retired)
     flag = " (UNPROVEN: --apply-unproven)" if result.unproven else ""
-    say(f"wrote {len(new.names)} patch(es) to {state.cfg.patches_dir}; re-pinned{flag}")
-    return dataclasses.replace(result, written=True)
+    say(f"wrote {len(new.names)} patch(es) to {job.cfg.patches_dir}; re-pinned{flag}")
+    return dataclasses.replace(result, written=True), []

@@ -3,18 +3,18 @@
 onto the new upstream (``git am``, cherry-pick with rerere), judging it
 (textual and semantic absorption), and pruning tests-only commits.
 
-Tests run through the one routine of :mod:`forkkit.testing.suiterun` (its
-result cache and timeout), on commits of the rebase repo checked out in one
-scratch worktree.
+:class:`Replay` is one rebase's transaction over that repo; its semantic
+checks run in :mod:`forkkit.services.rebase.semantic`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from contextlib import ExitStack
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -22,26 +22,17 @@ from forkkit.output.progress import say
 from forkkit.patches.diff import split_hunks
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.series import Patch, Series
-from forkkit.patches.testids import target_file
 from forkkit.services.rebase.absorb import (
     conflict_regions,
-    patch_targets,
-    semantic_verdict,
-    split_runtime,
 )
 from forkkit.services.rebase.model import (
     Conflict,
     Options,
     PatchResult,
-    SemanticCheck,
     Status,
     Target,
 )
-from forkkit.testing.cache import ResultCache
-from forkkit.testing.classify import classify
-from forkkit.testing.env import ensure_testenv
-from forkkit.testing.junit import JunitReport
-from forkkit.testing.suiterun import ForkRuns
+from forkkit.services.rebase.semantic import SemanticBench
 from forkkit.vcs import Repo, merge, resolution
 
 BRANCH = "rebase"
@@ -78,128 +69,34 @@ def _failing_hunks(repo: Repo, patch: Patch) -> dict[str, list[str]]:
 # --- one rebase ---------------------------------------------------------------
 
 
-@dataclass
-class RebaseState:
-    """State of one rebase (I/O side): its repo, options and notes."""
+@dataclass(frozen=True)
+class Job:
+    """What one rebase works on (read once at its start)."""
 
     cfg: ForkConfig
     target: Target
     opts: Options
     repo: Repo
     series: Series
-    stack: ExitStack  # holds the scratch worktree tests run in
     series_text: str  # patches/series as read at the start, comments and all
-    notes: list[str] = field(default_factory=list)
-    check: Repo | None = None
-    last_red: str | None = None  # new base + the last checked patch's tests
 
-    # -- tests ---------------------------------------------------------------
 
-    def _checkout(self, commit: str) -> Path:
-        """``commit`` checked out (clean) in the one scratch worktree."""
-        if self.check is None:
-            self.check = self.stack.enter_context(self.repo.worktree(commit, "check"))
-        self.check.detach(commit)
-        return self.check.path
+class Replay(AbstractContextManager["Replay"]):
+    """The move of a series onto the new upstream, one patch at a time, in
+    the rebase repo (a transaction: it owns the scratch worktree its semantic
+    checks run in, gone when it exits). Each step returns its verdict; HEAD
+    of the repo is the only thing a step leaves behind."""
 
-    def _pytest(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
-        """Run ``targets`` on ``commit``'s tree (the result cache gives back a
-        run of the same tree, env, arguments, deselect list and targets)."""
-        tree = self._checkout(commit)
-        runs = ForkRuns(
-            runtime_files=(),
-            env=ensure_testenv(self.cfg, tree),
-            out_dir=self.cfg.work.rebase_dir("runs"),
-            head=commit,
-            pytest_args=tuple(self.opts.pytest_args),
-            timeout=self.opts.timeout,
-            cache=ResultCache(self.cfg.work.results),
-            stream=False,
-        )
-        done = runs.run(tree, commit, targets, name=name)
-        if done.report is None:
-            raise ForkkitError(done.problem)
-        how = (
-            "cached: same tree, env and tests" if done.cached else f"log {done.run.log}"
-        )
-        say(f"{name}: {done.report.summary()} ({how})")
-        return done.report
+    def __init__(self, job: Job) -> None:
+        self.job, self.repo = job, job.repo
+        self.bench = SemanticBench(cfg=job.cfg, opts=job.opts, repo=job.repo)
 
-    def _fail_to_pass_old(
-        self, patch: Patch, old_commit: str, *, tests: list[str], targets: list[str]
-    ) -> list[str]:
-        """The patch's FAIL_TO_PASS tests on the old base: its tests without vs
-        with its runtime change, on top of the patches before it."""
-        red = merge.overlay(
-            self.repo,
-            base=f"{old_commit}^",
-            files=merge.entries(self.repo, tests, rev=old_commit),
-            message=f"red: {patch.name} tests without its runtime change (old base)",
-        )
-        stem = patch.path.stem[:40]
-        red_run = self._pytest(red, targets, f"{stem}-old-red")
-        green_run = self._pytest(old_commit, targets, f"{stem}-old-green")
-        return classify(red_run, green_run).ids("FAIL_TO_PASS")
+    def __enter__(self) -> Replay:
+        self.bench.__enter__()
+        return self
 
-    def semantic(
-        self,
-        patch: Patch,
-        old_commit: str,
-        *,
-        new_prev: str,
-        test_source: str | None,
-    ) -> SemanticCheck | None:
-        """Do the patch's FAIL_TO_PASS tests pass on the new upstream without it?
-
-        ``test_source`` holds the patch's rebased test files (a commit, or
-        ``None`` for the index of a conflicted cherry-pick).
-        """
-        self.last_red = None
-        if not self.opts.semantic:
-            return None
-        runtime, tests = split_runtime(patch.files, self.cfg.fix.runtime_files)
-        targets = patch_targets(self.cfg.fix.focused_tests, patch.files)
-        if not runtime or not tests or not targets:
-            return SemanticCheck(
-                tuple(targets), (), note="not applicable: no runtime/test split"
-            )
-        files = merge.entries(self.repo, tests, rev=test_source)
-        conflicted: list[str] = []
-        if test_source is None:
-            # a conflicted cherry-pick: its conflicted test files keep the
-            # new upstream's version, and their tests are not judged
-            unmerged = set(self.repo.unmerged())
-            conflicted = [p for p in tests if p in unmerged]
-            files.update(merge.entries(self.repo, conflicted, rev=new_prev))
-        run_targets = [t for t in targets if target_file(t) not in conflicted]
-        if not run_targets:
-            return SemanticCheck(
-                tuple(targets), (), note="not checked: the test changes conflict too"
-            )
-        try:
-            f2p = self._fail_to_pass_old(
-                patch, old_commit, tests=tests, targets=targets
-            )
-            if not f2p:
-                return SemanticCheck(
-                    tuple(targets),
-                    (),
-                    note="not applicable: no FAIL_TO_PASS test on the old base",
-                )
-            red = merge.overlay(
-                self.repo,
-                base=new_prev,
-                files=files,
-                message=f"red: {patch.name} tests without its runtime change "
-                "(new base)",
-            )
-            self.last_red = red
-            red_new = self._pytest(red, run_targets, f"{patch.path.stem[:40]}-new-red")
-        except ForkkitError as exc:
-            return SemanticCheck(
-                tuple(targets), (), note=f"not checked: {exc}", error=True
-            )
-        return semantic_verdict(targets, f2p, red_new, conflicted_files=conflicted)
+    def __exit__(self, *exc: Any) -> bool | None:
+        return self.bench.__exit__(*exc)
 
     # -- applying ------------------------------------------------------------
 
@@ -222,7 +119,7 @@ class RebaseState:
         repo = self.repo
         msg = (
             f"[Tests] {repo.message(old_commit)}\n{TESTS_ONLY_TRAILER}: runtime "
-            f"change absorbed by {self.target.spec.label}\n"
+            f"change absorbed by {self.job.target.spec.label}\n"
         )
         parent = repo.rev(f"{red}^")
         assert parent  # an overlay commit has one
@@ -276,18 +173,21 @@ class RebaseState:
                 f"({pick.message}); inspect {repo.path}"
             )
         conflicts = self._conflicts(bad)
-        sem = self.semantic(patch, res.old_commit, new_prev=head, test_source=None)
-        if sem and sem.absorbed and self.last_red:
+        judged = self.bench.judge(
+            patch, res.old_commit, new_prev=head, test_source=None
+        )
+        red = judged.absorbed_red
+        if red:
             merge.abort_pick(repo)
             return dataclasses.replace(
                 res,
                 status="absorbed-semantic",
                 detail="conflicts with upstream's own change, which already fixes it",
-                semantic=sem,
-                new_commit=self._tests_only(res.old_commit, self.last_red),
+                semantic=judged.check,
+                new_commit=self._tests_only(res.old_commit, red),
             )
         return dataclasses.replace(
-            res, status="conflict", conflicts=conflicts, semantic=sem,
+            res, status="conflict", conflicts=conflicts, semantic=judged.check,
             detail=f"{len(conflicts)} conflicted file(s)",
         )  # fmt: skip
 
@@ -322,17 +222,24 @@ class RebaseState:
             "rerere": "replayed the recorded resolution (.git/rr-cache, "
             "refs/forkkit/resolved)",
         }[status]
-        sem = self.semantic(patch, old_commit, new_prev=head, test_source=new_commit)
-        if sem and sem.absorbed and self.last_red:
+        judged = self.bench.judge(
+            patch, old_commit, new_prev=head, test_source=new_commit
+        )
+        red = judged.absorbed_red
+        if red:
             return dataclasses.replace(
                 res,
                 status="absorbed-semantic",
                 detail=f"applies ({status}) but upstream already fixes it differently",
-                semantic=sem,
-                new_commit=self._tests_only(old_commit, self.last_red),
+                semantic=judged.check,
+                new_commit=self._tests_only(old_commit, red),
             )
         return dataclasses.replace(
-            res, status=status, detail=detail, new_commit=new_commit, semantic=sem
+            res,
+            status=status,
+            detail=detail,
+            new_commit=new_commit,
+            semantic=judged.check,
         )
 
 

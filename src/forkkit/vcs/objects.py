@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The object store of a repository: commits, trees and blobs read and
+written, diffs between revisions (a part of :class:`~forkkit.vcs.repo.Repo`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from forkkit.vcs.git import GitBound
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a commit names, and when."""
+
+    name: str
+    email: str
+    date: str
+
+
+class Objects(GitBound):
+    """Reading and writing git objects (no ref and no work tree moves)."""
+
+    def rev(self, ref: str) -> str | None:
+        """The commit ``ref`` names, or None."""
+        return self._git.rev(ref)
+
+    def object_id(self, ref: str) -> str | None:
+        """The object ``ref`` names (any type), or None."""
+        proc = self._git.run("rev-parse", "--verify", "-q", ref, check=False)
+        return proc.stdout.strip() or None
+
+    def tree(self, rev: str) -> str:
+        """The tree id of ``rev``."""
+        return self._git.out("rev-parse", f"{rev}^{{tree}}")
+
+    def blob(self, rev: str, path: str) -> str | None:
+        """The blob id of ``path`` at ``rev`` (None if absent)."""
+        return self._git.blob(rev, path)
+
+    def read_blob(self, obj: str) -> bytes:
+        """The bytes of a blob (by id or ``rev:path``)."""
+        out = self._git.run("cat-file", "blob", obj).stdout
+        return out.encode()
+
+    def write_blob(self, data: str) -> str:
+        """Store ``data`` as a blob; return its id."""
+        return self._git.run("hash-object", "-w", "--stdin", input=data).stdout.strip()
+
+    def message(self, rev: str) -> str:
+        """The full commit message of ``rev``."""
+        return self._git.out("log", "-1", "--format=%B", rev)
+
+    def author(self, rev: str) -> Identity:
+        """The author of ``rev``."""
+        name, email, date = self._git.out(
+            "log", "-1", "--format=%an%n%ae%n%aI", rev
+        ).splitlines()
+        return Identity(name=name, email=email, date=date)
+
+    def subjects(self, rev_range: str) -> list[str]:
+        """``short-sha subject`` of each commit in ``rev_range``, oldest first."""
+        out = self._git.out("log", "--reverse", "--format=%h %s", rev_range)
+        return out.splitlines()
+
+    def commits(self, rev_range: str, *, merges_only: bool = False) -> list[str]:
+        """The commits in ``rev_range``, oldest first."""
+        flags = ["--merges"] if merges_only else []
+        return self._git.out("rev-list", "--reverse", *flags, rev_range).split()
+
+    def committer_emails(self, rev: str) -> list[str]:
+        """The committer e-mail of every commit reachable from ``rev``."""
+        return self._git.out("log", "--format=%ce", rev).splitlines()
+
+    def is_ancestor(self, ancestor: str, rev: str) -> bool:
+        """Whether ``ancestor`` is ``rev`` or one of its ancestors."""
+        return self._git.ok("merge-base", "--is-ancestor", ancestor, rev)
+
+    def ls_tree(self, rev: str, paths: Sequence[str]) -> dict[str, str]:
+        """``path -> blob id`` of the files under ``paths`` at ``rev``."""
+        out = self._git.out("ls-tree", "-r", rev, "--", *paths)
+        entries = {}
+        for line in out.splitlines():
+            meta, path = line.split("\t", 1)
+            entries[path] = meta.split()[2]
+        return entries
+
+    def changed_paths(self, a: str, b: str) -> list[str]:
+        """Paths that differ between two revisions."""
+        return self._git.out("diff", "--name-only", a, b).splitlines()
+
+    def diff(self, *, a: str, b: str | None = None, paths: Sequence[str] = ()) -> str:
+        """A full-index unified diff from ``a`` to ``b`` (the work tree if None)."""
+        revs = [a] if b is None else [a, b]
+        args = ["diff", "--no-color", "--full-index", "--binary", *revs]
+        return self._git.run(*args, "--", *paths).stdout
+
+    def patch_id(self, diff: str) -> str:
+        """``git patch-id --stable`` of a diff ("" for an empty diff)."""
+        out = self._git.run("patch-id", "--stable", input=diff).stdout.split()
+        return out[0] if out else ""
+
+    def commit_tree(
+        self,
+        *,
+        tree: str,
+        message: str,
+        parents: Sequence[str] = (),
+        author: Identity | None = None,
+    ) -> str:
+        """A new commit object (no ref moves)."""
+        args = ["commit-tree", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        env = None
+        if author:
+            env = {
+                "GIT_AUTHOR_NAME": author.name,
+                "GIT_AUTHOR_EMAIL": author.email,
+                "GIT_AUTHOR_DATE": author.date,
+            }
+        return self._git.run(*args, input=message, extra_env=env).stdout.strip()
