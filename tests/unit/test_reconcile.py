@@ -333,14 +333,18 @@ def test_collection_errors_are_reduced_to_names(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
-def test_release_whose_files_need_more_of_it(project: Project) -> None:
+def test_release_whose_files_need_more_of_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Their calc.py imports a module only the release has: on our base their
-    files alone do not import; their full tree says how their tests fare."""
+    files alone do not import; their full tree says how their tests fare.
+    No --sha256: the index's is trusted on first use, said once."""
     up, cfg = project
-    sdist, sha = up.publish("1.1", recon_release_with_helper())
-    result, md, _ = reconcile(
-        cfg, "toy==1.1", Options(sha256=sha, sdist_url=sdist.as_uri())
-    )
+    _, sha = up.publish("1.1", recon_release_with_helper())
+    result, md, _ = reconcile(cfg, "toy==1.1")
+    tofu = f"trust on first use: sha256 {sha} of toy-1.1.tar.gz as published by "
+    assert capsys.readouterr().err.count(tofu) == 1
+    assert any(n.startswith(f"The sdist of toy 1.1: {tofu}") for n in result.notes)
     assert "toy/helpers.py" not in result.theirs.paths  # outside our files
     cells = {r.category: r.cells for r in result.matrix.rows if r.side == "theirs"}
     keys = [r.key for r in result.runtimes]
@@ -557,3 +561,57 @@ def test_the_resend_table_runs_in_the_eagle_mode_asked_for() -> None:
     assert "EAGLE mode drop" in describe_setup("qwen3.5-0.8b", preset)
     with pytest.raises(SystemExit):
         parser.parse_args(["--with", "x.patch", "--eagle-mode", "lookahead"])
+
+
+def _unhashed_index(up: SyntheticUpstream) -> None:
+    """Make the synthetic index publish no sha256 for any file."""
+    page = up.sdist_dir / "index.json"
+    data = json.loads(page.read_text())
+    for entry in data["files"]:
+        entry["hashes"] = {}
+    page.write_text(json.dumps(data))
+
+
+def _errors(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    err = capsys.readouterr().err.strip().splitlines()
+    return [ln for ln in err if not ln.startswith("[forkkit]")]
+
+
+def test_release_with_no_sha256_anywhere_is_refused_before_any_download(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trust hole: an index that publishes no sha256 and no --sha256 is
+    refused in one line, like a rebase target; nothing fetched or committed."""
+    up, cfg = project
+    up.publish("1.1", recon_release(RECON_CONFLICT))
+    _unhashed_index(up)
+    argv = ["--config", str(cfg.path), "reconcile", "--resend", "off"]
+    assert main([*argv, "--with", "toy==1.1"]) == 2
+    assert _errors(capsys) == [
+        "forkkit: error: toy-1.1.tar.gz: the index publishes no sha256; pin the "
+        "file you trust with 'forkkit reconcile --with toy==1.1 --sha256 HEX'"
+    ]
+    cache = cfg.work.sdist_cache
+    assert not cache.exists() or not list(cache.glob("toy-1.1*"))
+    assert not cfg.work.reconcile_repo.exists()
+
+
+def test_release_sha256_that_disagrees_with_the_index_is_refused(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--sha256 must agree with the index (as for a rebase target): one line,
+    before anything is fetched; a good cached sdist is left alone."""
+    up, cfg = project
+    sdist, sha = up.publish("1.1", recon_release(RECON_CONFLICT))
+    cache = cfg.work.sdist_cache
+    cache.mkdir(parents=True)
+    (cache / sdist.name).write_bytes(sdist.read_bytes())
+    wrong = "ab" * 32
+    argv = ["--config", str(cfg.path), "reconcile", "--resend", "off"]
+    assert main([*argv, "--with", "toy==1.1", "--sha256", wrong]) == 2
+    assert _errors(capsys) == [
+        f"forkkit: error: {sdist.name}: the index says sha256 {sha}, not the "
+        f"--sha256 {wrong} you pinned; check which file you trust"
+    ]
+    assert sorted(p.name for p in cache.iterdir()) == [sdist.name]
+    assert not cfg.work.reconcile_repo.exists()

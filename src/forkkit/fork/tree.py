@@ -9,7 +9,6 @@ records do not prove that forkkit built it is never reset, whatever the flags.
 
 from __future__ import annotations
 
-import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -17,23 +16,16 @@ from pathlib import Path
 from forkkit.config import ForkConfig, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
+from forkkit.fork.pristine import pristine_commit
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
 from forkkit.output.progress import say, step
 from forkkit.patches.series import Patch, Series, failed_hunk
-from forkkit.upstream.git import fetch_git_rev
-from forkkit.upstream.sdist import (
-    EXTRACT_MANIFEST,
-    EXTRACT_MARKER,
-    extract_sdist,
-    fetch_sdist,
-)
 from forkkit.vcs import ApplyResult, Repo
 from forkkit.workdir import Workdir
 
 BASE_TAG = "base"
 FORK_BRANCH = "fork"
-_TRAILER = "Forkkit-Upstream"
 
 __all__ = [
     "BASE_TAG",
@@ -44,7 +36,6 @@ __all__ = [
     "make_base",
     "materialize",
     "series_tree",
-    "tree_of_directory",
 ]
 
 
@@ -64,53 +55,15 @@ class LocalChangesError(ForkkitError):
         super().__init__(f"{path}: {why}")
 
 
-def tree_of_directory(repo: Repo, src: Path) -> str:
-    """Write every file under ``src`` (an extracted sdist) as a git tree object.
-
-    A scratch index leaves the repository's own index and work tree alone;
-    sdists ship files their .gitignore names, so ignore rules do not apply.
-    """
-    with repo.scratch_index("tree") as index:
-        index.add_directory(src, exclude=(EXTRACT_MARKER, EXTRACT_MANIFEST))
-        return index.write_tree()
-
-
 def make_base(repo: Repo, spec: UpstreamSpec, work: Workdir) -> tuple[str, str | None]:
     """The root commit holding the pristine tree; return (sha, upstream commit).
 
     Reuses the base recorded for this pin; otherwise builds it from the
     verified upstream and records it.
     """
-    base = forkstate.pinned_base(repo, spec.ident)
-    if base is None:
-        base = _new_base(repo, spec, work)
-        forkstate.record_pin(repo, ident=spec.ident, base=base)
-    repo.tag(BASE_TAG, base)
-    m = re.search(r"^Forkkit-Upstream-Commit: (\w+)$", repo.message(base), re.M)
-    return base, (m.group(1) if m else None)
-
-
-def _new_base(repo: Repo, spec: UpstreamSpec, work: Workdir) -> str:
-    upstream_commit: str | None = None
-    if spec.source == "git":
-        upstream_commit = fetch_git_rev(repo, spec.git_url, spec.git_rev)
-        tree = repo.tree(upstream_commit)
-        origin = f"{spec.git_url} at {upstream_commit}"
-    else:
-        archive = fetch_sdist(spec, work.sdist_cache)
-        src = extract_sdist(
-            archive, work.upstream(spec.name, spec.version), spec.sha256
-        )
-        with step(f"committing pristine {spec.label} ({archive.name})"):
-            tree = tree_of_directory(repo, src)
-        origin = f"{archive.name} (sha256 {spec.sha256})"
-    msg = (
-        f"Upstream {spec.label} (pristine)\n\n"
-        f"Pristine tree of {origin}.\n\n{_TRAILER}: {spec.ident}\n"
-    )
-    if upstream_commit:
-        msg += f"Forkkit-Upstream-Commit: {upstream_commit}\n"
-    return repo.commit_tree(tree=tree, message=msg)
+    base = pristine_commit(repo, spec=spec, work=work)
+    repo.tag(BASE_TAG, base.commit)
+    return base.commit, base.upstream_commit
 
 
 def apply_failure(patch: Patch, result: ApplyResult, label: str) -> ForkkitError:

@@ -3,14 +3,15 @@
 
 REF is a patch/mbox file (applied 3-way), a ref of the upstream git
 repository (fetched; its own changes vs its merge base with our upstream
-revision), or a newer release (downloaded sha256-verified, committed whole,
-and laid over our base on the files we touch). Git work goes through
-:mod:`forkkit.vcs`.
+revision), or a newer release (trusted as a rebase target is, committed whole
+by the one pristine path of :mod:`forkkit.fork.pristine`, and laid over our
+base on the files we touch). Git work goes through :mod:`forkkit.vcs`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from forkkit.commands.reconcile.cells import Workspace
@@ -18,13 +19,13 @@ from forkkit.commands.reconcile.model import REF_PREFIX, Competitor, Options, Re
 from forkkit.commands.reconcile.overlap import in_folders, target_folders
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.tree import ForkTree, tree_of_directory
+from forkkit.fork.pristine import pristine_commit
+from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say, step
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.series import failed_hunk, parse_patch_text
-from forkkit.upstream.index import resolve_sdist
 from forkkit.upstream.release import release_version, split_release
-from forkkit.upstream.sdist import extract_sdist, fetch_sdist
+from forkkit.upstream.trust import TrustedSdist, trusted_sdist
 from forkkit.vcs import RefUpdate, Repo, combine
 from forkkit.vcs.overlay import overlay_commit
 
@@ -42,11 +43,6 @@ def parse_competitor(ref: str, project: str) -> Competitor:
             f"--with {ref!r}: not a file, NAME==VERSION or git ref; see --help"
         )
     return Competitor(ref, "git")
-
-
-def _commit_dir(repo: Repo, src: Path, message: str) -> str:
-    """Commit the files of ``src`` (an extracted sdist) as one commit."""
-    return repo.commit_tree(tree=tree_of_directory(repo, src), message=message + "\n")
 
 
 def _is_mbox(text: str) -> bool:
@@ -131,28 +127,28 @@ def _theirs_from_git(
     )
 
 
-def _fetch_release(
-    repo: Repo, cfg: ForkConfig, *, comp: Competitor, opts: Options
-) -> Release:
-    """Download (sha256-verified), extract and commit the release's full tree."""
-    sha256 = opts.sha256
-    if not sha256:
-        ref = resolve_sdist(cfg.upstream.name, comp.version, cfg.upstream.index_url)
-        sha256 = ref.sha256
-        say(f"{ref.filename}: index sha256 {sha256} (pin it with --sha256)")
-    spec = cfg.with_upstream(
-        version=comp.version, sha256=sha256, sdist_url=opts.sdist_url, source="sdist"
-    ).upstream
-    archive = fetch_sdist(spec, cfg.work.sdist_cache)
-    src = extract_sdist(archive, cfg.work.upstream(spec.name, spec.version), sha256)
-    key = f"{REF_PREFIX}/release-{spec.version}"
-    commit = repo.rev(key)
-    marker = f"sha256 {sha256}"
-    if not commit or marker not in repo.message(commit):
-        with step(f"committing {spec.label} ({archive.name})"):
-            commit = _commit_dir(repo, src, f"{spec.label} ({marker})")
-        repo.update_refs([RefUpdate(key, commit)])
-    return Release(commit, spec.label)
+def trust_release(cfg: ForkConfig, comp: Competitor, *, opts: Options) -> Competitor:
+    """A release competitor with its sdist settled by the one trust policy
+    (a rebase target's): refused in one line before anything is fetched."""
+    if comp.kind != "release" or comp.sdist is not None:
+        return comp
+    sdist = trusted_sdist(
+        cfg.upstream,
+        version=comp.version,
+        sha256=opts.sha256,
+        sdist_url=opts.sdist_url,
+        pin_hint=f"forkkit reconcile --with {comp.name}=={comp.version} --sha256 HEX",
+        tofu_note="pin it with --sha256",
+    )
+    if sdist.tofu:
+        say(sdist.trust)
+    return replace(comp, sdist=sdist)
+
+
+def _fetch_release(repo: Repo, cfg: ForkConfig, *, sdist: TrustedSdist) -> Release:
+    """The release's full tree as a pristine commit (verified, committed once)."""
+    pristine = pristine_commit(repo, spec=sdist.spec, work=cfg.work)
+    return Release(pristine.commit, sdist.spec.label)
 
 
 def _theirs_from_release(
@@ -206,9 +202,11 @@ def commit_theirs(
     elif comp.kind == "git":
         head = _theirs_from_git(cfg, comp, fork=fork, ws=ws)
     else:
-        release = _fetch_release(repo, cfg, comp=comp, opts=opts)
+        sdist = trust_release(cfg, comp, opts=opts).sdist
+        assert sdist is not None
+        release = _fetch_release(repo, cfg, sdist=sdist)
         head, note = _theirs_from_release(cfg, release, fork=fork, ours=ours)
-        notes = (note,)
+        notes = (f"The sdist of {release.label}: {sdist.trust}.", note)
     repo.update_refs([RefUpdate(f"{REF_PREFIX}/theirs", head)])
     return head, release, notes
 

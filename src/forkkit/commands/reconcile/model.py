@@ -19,6 +19,7 @@ from forkkit.patches.diff import Diff
 from forkkit.patches.testids import belongs_to, junit_module
 from forkkit.testing.classify import Classification, classify
 from forkkit.testing.junit import JunitReport, TestOutcome
+from forkkit.upstream.trust import TrustedSdist
 
 Side = Literal["ours", "theirs"]
 Kind = Literal["patch", "git", "release"]
@@ -41,6 +42,7 @@ class Competitor:
     kind: Kind
     name: str = ""  # release: project name
     version: str = ""  # release: version
+    sdist: TrustedSdist | None = None  # release: its verified sdist, once trusted
 
 
 @dataclass(frozen=True)

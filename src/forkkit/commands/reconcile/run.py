@@ -28,6 +28,7 @@ from forkkit.commands.reconcile.competitor import (
     our_diff,
     parse_competitor,
     shown_ref,
+    trust_release,
 )
 from forkkit.commands.reconcile.matrix import build_matrix
 from forkkit.commands.reconcile.model import (
@@ -237,6 +238,7 @@ def reconcile(
     comp = parse_competitor(ref, cfg.upstream.name)
     if opts.resend:
         preset_options(opts.resend)  # an unknown preset fails before any work
+    comp = trust_release(cfg, comp, opts=opts)  # so does an untrusted release
     with report_folder(cfg, STEM, opts.out_dir) as folder:
         result = _published(_compare(cfg, comp, opts=opts, out=folder.path), folder)
         text, data = render_markdown(result), to_json(result)

@@ -25,7 +25,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
-from forkkit.output.progress import say, step
+from forkkit.output.progress import say
 from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.services.proof.render import render_json, render_markdown
 from forkkit.services.proof.run import prove
@@ -51,8 +51,8 @@ from forkkit.services.rebase.steps import (
     open_repo,
     prune_tests_only,
 )
-from forkkit.upstream.index import resolve_sdist
 from forkkit.upstream.release import release_version
+from forkkit.upstream.trust import trusted_sdist
 from forkkit.vcs import merge
 
 __all__ = ["Options", "RebaseResult", "Target", "rebase", "resolve_target"]
@@ -82,33 +82,18 @@ def resolve_target(
             "or 'forkkit rebase --onto-rev REV'"
         )
     version = release_version(onto, name=up.name, option="--onto", bare=True)
-    with step(f"resolving the sdist of {up.name}=={version}"):
-        ref = resolve_sdist(up.name, version, up.index_url)
-    if sha256:
-        if ref.sha256 and ref.sha256 != sha256:
-            raise ForkkitError(
-                f"{ref.filename}: the index says sha256 {ref.sha256}, not the "
-                f"--sha256 {sha256} you pinned; check which file you trust"
-            )
-        trust = f"sha256 {sha256} pinned by --sha256 ({ref.filename})"
-    elif not ref.sha256:
-        raise ForkkitError(
-            f"{ref.filename}: the index publishes no sha256; pin the file you trust "
-            "with 'forkkit rebase --sha256 HEX'"
-        )
-    else:
-        sha256 = ref.sha256
-        trust = (
-            f"trust on first use: sha256 {sha256} of {ref.filename} as published "
-            f"by {up.index_url}; review before --apply commits it to fork.toml"
-        )
-    spec = cfg.with_upstream(
-        source="sdist", version=version, sha256=sha256, sdist_url=ref.url
-    ).upstream
-    pin = {"version": version, "sha256": sha256, "sdist_url": ref.url}
+    sdist = trusted_sdist(
+        up,
+        version=version,
+        sha256=sha256 or "",
+        pin_hint="forkkit rebase --sha256 HEX",
+        tofu_note="review before --apply commits it to fork.toml",
+    )
+    spec = sdist.spec
+    pin = {"version": version, "sha256": spec.sha256, "sdist_url": spec.sdist_url}
     if up.source != "sdist":
         pin["source"] = "sdist"
-    return Target(spec, trust, pin, optional=("sdist_url",))
+    return Target(spec, sdist.trust, pin, optional=("sdist_url",))
 
 
 # --- the rebase ---------------------------------------------------------------
