@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.reconcile.answers import OURS_ON_THEIRS, RESEND_RUNTIMES
-from forkkit.commands.reconcile.model import Options
-from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import load_config
 from forkkit.fork.seriesfiles import load_series
+from forkkit.services.reconcile.answers import OURS_ON_THEIRS, RESEND_RUNTIMES
+from forkkit.services.reconcile.model import Options
+from forkkit.services.reconcile.run import reconcile
 from tests.integration.projects import PIN_030, ROOT
 
 MODEL = ROOT / "competitors" / "pr53802-model.patch"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.reconcile.model import Options
-from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import load_config
 from forkkit.fork.seriesfiles import load_series
+from forkkit.services.reconcile.model import Options
+from forkkit.services.reconcile.run import reconcile
 from tests.integration.projects import PIN_030
 
 VLLM_0_32_0_SHA256 = "d2c957d5eee3d0985012151315ddc62cbe0cd368fc96a5fc3510438d9dddf2ad"

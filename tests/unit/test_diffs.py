@@ -9,15 +9,18 @@ from typing import Any
 
 import pytest
 
-from forkkit.commands.reconcile.matrix import build_matrix, cell_summary
-from forkkit.commands.reconcile.model import (
+from forkkit.errors import ForkkitError
+from forkkit.patches.diff import parse_diff
+from forkkit.patches.symbols import hunk_symbols, python_symbols
+from forkkit.services.reconcile.matrix import build_matrix, cell_summary
+from forkkit.services.reconcile.model import (
     Cell,
     Runtime,
     SideTests,
     classify_side,
     measure,
 )
-from forkkit.commands.reconcile.overlap import (
+from forkkit.services.reconcile.overlap import (
     changed_test_modules,
     compute_overlap,
     in_folders,
@@ -25,11 +28,8 @@ from forkkit.commands.reconcile.overlap import (
     target_folders,
     touched_tests,
 )
-from forkkit.commands.reconcile.render import render_markdown, to_json
-from forkkit.commands.reconcile.result import ReconcileResult
-from forkkit.errors import ForkkitError
-from forkkit.patches.diff import parse_diff
-from forkkit.patches.symbols import hunk_symbols, python_symbols
+from forkkit.services.reconcile.render import render_markdown, to_json
+from forkkit.services.reconcile.result import ReconcileResult
 from forkkit.testing.junit import parse_junit_text
 from forkkit.vcs.git import Git
 

@@ -20,7 +20,6 @@ INFRA = (
     "txn",
     "signals",
     "process",
-    "docpath",
     "errors",
     "config",
 )
@@ -205,12 +204,11 @@ def test_no_import_cycle() -> None:
 
 # What each package may import of forkkit besides itself: the README's layout
 # table, column "may import" (a change to one is a change to both).
-_HELPERS = ("errors", "signals", "process", "docpath", "txn", "workdir", "config")
+_HELPERS = ("errors", "signals", "process", "txn", "workdir", "config")
 _INFRA = {
     "errors": set(),
     "signals": set(),
     "process": set(),
-    "docpath": set(),
     "output": {"errors"},
     "txn": {"errors"},
     "workdir": {"errors", "output", "process"},

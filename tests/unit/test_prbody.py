@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from forkkit.output import report
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc, read_proof
 from forkkit.services.proof.run import prove
+from forkkit.services.rebase.doc import RebaseDoc
 
 _PIPE = re.compile(r"(?<!\\)\|")
 _DETAILS = re.compile(r"<(/?)details\b")
@@ -336,7 +336,7 @@ def test_what_upstream_already_has() -> None:
     )
     one = _retired("0001-a.patch", "vllm 0.32.0")
     two = _retired("0002-b.patch", "vllm 0.34.0")
-    rebase = {"new": "vllm 0.34.0", "can_retire": True, "retired": [asdict(two)]}
+    rebase = RebaseDoc(new="vllm 0.34.0", can_retire=True, retired=(two,))
     body = render_markdown(
         PrInputs(title="", red_green=rg, retired=(one,), rebase=rebase)
     )
@@ -346,9 +346,9 @@ def test_what_upstream_already_has() -> None:
     assert "| [Bugfix] 0001-a.patch | vllm 0.32.0 |" in section
     assert "found that upstream has every patch: the fork can retire" in section
     assert "| [Bugfix] 0002-b.patch | vllm 0.34.0 |" in section
-    bad = {"new": "vllm 0.34.0", "retired": ["junk", {"name": 1}]}
+    none = RebaseDoc(new="vllm 0.34.0")
     assert "What upstream" not in render_markdown(
-        PrInputs(title="", red_green=rg, rebase=bad)
+        PrInputs(title="", red_green=rg, rebase=none)
     )
 
 

@@ -15,6 +15,7 @@ from forkkit.cli import main
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
+from forkkit.output.doc import from_json
 from forkkit.patches.diff import split_hunks
 from forkkit.patches.retired import (
     Retired,
@@ -30,6 +31,7 @@ from forkkit.services.rebase.absorb import (
     semantic_verdict,
     split_runtime,
 )
+from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.rebase.model import Options, PatchResult, RebaseResult, Target
 from forkkit.services.rebase.render import render_markdown
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -309,6 +311,11 @@ def test_textual_absorption(
     assert entry.how == "absorbed-textual" and detail in entry.evidence
     assert entry.sha256 == digest
     assert result.retired == (entry,)
+    # pr-body reads the report with the producer's types
+    doc = from_json(RebaseDoc, result.to_json(), where="rebase.json")
+    assert doc == RebaseDoc(
+        old="toy 1.0", new="toy 1.1", can_retire=True, written=True, retired=(entry,)
+    )
 
 
 @pytest.mark.e2e

@@ -11,13 +11,15 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.commands.reconcile import cli as reconcile_cli
-from forkkit.commands.reconcile.cells import broken_modules
-from forkkit.commands.reconcile.competitor import parse_competitor
-from forkkit.commands.reconcile.model import Options
-from forkkit.commands.reconcile.resend import describe_setup, preset_options
-from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.output.doc import from_json
+from forkkit.services.reconcile.cells import broken_modules
+from forkkit.services.reconcile.competitor import parse_competitor
+from forkkit.services.reconcile.doc import ReconcileDoc
+from forkkit.services.reconcile.model import Options
+from forkkit.services.reconcile.resend import describe_setup, preset_options
+from forkkit.services.reconcile.run import reconcile
 from forkkit.vcs.git import Git
 from tests.synthetic import (
     RECON_BASE,
@@ -183,6 +185,10 @@ def test_conflicting_competitor_as_git_ref(
     )
     data = json.loads((cfg.work.report_dir("reconcile") / "reconcile.json").read_text())
     assert (data["schema"], data["version"]) == ("forkkit.reconcile", 1)
+    doc = from_json(ReconcileDoc, data, where="reconcile.json")  # as pr-body
+    assert doc.answers.stack.verdict == data["answers"]["stack"]["verdict"]
+    assert len(doc.answers.cross) == len(data["answers"]["cross"]) > 0
+    assert {s.side for s in doc.sides} == {"ours", "theirs"}
     assert data["measurement"]["verdict"] == "partial"
     assert data["measurement"]["not_measured"] == [
         {"side": s, "runtime": k, "reason": "conflict"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from forkkit.commands.reconcile.answers import (
+from forkkit.services.reconcile.answers import (
     ResendCell,
     StackBuild,
     Trees,
@@ -14,8 +14,8 @@ from forkkit.commands.reconcile.answers import (
     resend_gaps,
     stacks_cleanly,
 )
-from forkkit.commands.reconcile.model import Cell, SideTests
-from forkkit.commands.reconcile.render_answers import resend_md
+from forkkit.services.reconcile.model import Cell, SideTests
+from forkkit.services.reconcile.render_answers import resend_md
 from forkkit.services.resend.model import ResendRow, ScriptRun
 from forkkit.testing.classify import Classification
 from forkkit.testing.junit import JunitReport, Outcome

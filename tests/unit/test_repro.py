@@ -19,7 +19,9 @@ from forkkit.commands.repro import cli as repro_cli
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
+from forkkit.output.doc import from_json
 from forkkit.services.resend import run as repro
+from forkkit.services.resend.doc import ReproDoc
 from forkkit.services.resend.model import (
     PRESETS,
     Comparison,
@@ -192,6 +194,9 @@ def test_markdown_table_shows_base_and_fix() -> None:
     assert "EAGLE mode `default`" in md
     data = json.loads(json.dumps(_result(base, fix).to_json()))
     assert data["rows"][0]["gained"] == 16 and data["mode"] == "cpu"
+    doc = from_json(ReproDoc, data, where="repro.json")  # as pr-body reads it
+    assert doc.mode == "cpu" and doc.rows[0].fix_cached == 15984
+    assert doc.rows[0].kind == "identical" and doc.rows[0].gained == 16
 
 
 def test_markdown_gpu_columns_flag_a_mismatch() -> None:

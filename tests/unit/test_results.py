@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.services.proof.run import prove
 from forkkit.services.rebase.run import Options, rebase, resolve_target
+from forkkit.services.reconcile.run import reconcile
 from forkkit.testing import env as testenv
 from forkkit.testing import pytest_run
 from forkkit.testing.cache import ResultCache, ResultKey

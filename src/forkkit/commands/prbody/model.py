@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a PR description is made of, and how it is kept portable (pure: no I/O).
 
-The red/green report (required) is read as its producer's types
-(:class:`~forkkit.services.proof.doc.ProofDoc`); the repro, reconcile and
-rebase reports (optional) as their JSON documents, each checked for its
-schema and version.
+Every report is read as its producer's types, after its schema and version
+are checked: red/green (required, :class:`~forkkit.services.proof.doc.ProofDoc`),
+repro, reconcile and rebase (optional: ``ReproDoc``, ``ReconcileDoc``,
+``RebaseDoc`` beside their producers).
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from typing import Any
 
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
+from forkkit.services.rebase.doc import RebaseDoc
+from forkkit.services.reconcile.doc import ReconcileDoc
+from forkkit.services.resend.doc import ReproDoc
 from forkkit.upstream.release import sdist_version
 
 FOLD_AFTER = 12  # longer test lists go in a <details> block
@@ -33,17 +36,12 @@ class PrInputs:
 
     title: str
     red_green: ProofDoc
-    repro: Mapping[str, Any] | None = None
-    reconcile: Mapping[str, Any] | None = None
-    rebase: Mapping[str, Any] | None = None  # the latest rebase report
+    repro: ReproDoc | None = None
+    reconcile: ReconcileDoc | None = None
+    rebase: RebaseDoc | None = None  # the latest rebase report
     retired: Sequence[Retired] = ()  # patches/retired.toml
     # local path -> portable name, e.g. the workdir -> ``WORKDIR``
     roots: Mapping[str, str] = field(default_factory=dict)
-
-
-def strings(value: Any) -> list[str]:
-    """A JSON list as strings (nothing for anything else)."""
-    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def sdist_sha256(ident: str) -> str | None:

@@ -7,8 +7,6 @@ reports' JSON documents."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
-from typing import Any
 
 from forkkit.commands.prbody.model import (
     FOLD_AFTER,
@@ -23,7 +21,6 @@ from forkkit.commands.prbody.model import (
     pytest_command,
     sdist_sha256,
     shown,
-    strings,
     upstream_rev,
     zero_or,
 )
@@ -34,9 +31,9 @@ from forkkit.commands.prbody.render_guard import (
 )
 from forkkit.commands.prbody.render_reconcile import reconcile_md
 from forkkit.commands.prbody.render_upstream import upstream_md
-from forkkit.docpath import get
 from forkkit.output.report import md_table
 from forkkit.services.proof.doc import FileRef, ProofDoc
+from forkkit.services.resend.doc import ReproDoc
 from forkkit.testing.classify import CATEGORIES
 
 VERIFY_PATH = ".forkkit/reports/red_green/red_green.json"  # the default workdir
@@ -121,11 +118,11 @@ def _test_plan(inp: PrInputs) -> list[str]:
         "forkkit verify .forkkit/reports/red_green/red_green.json",
     ]
     if inp.repro:
-        gpu = " --gpu" if inp.repro.get("mode") == "gpu" else ""
-        flags = shlex.join(strings(inp.repro.get("rerun")))
+        gpu = " --gpu" if inp.repro.mode == "gpu" else ""
+        flags = shlex.join(inp.repro.rerun)
         tools.append(f"forkkit repro{gpu} {flags}".rstrip())
     if inp.reconcile:
-        tools.append(f"forkkit reconcile --with {get(inp.reconcile, 'competitor.ref')}")
+        tools.append(f"forkkit reconcile --with {inp.reconcile.competitor.ref}")
     return [
         "## Test Plan",
         "",
@@ -267,30 +264,29 @@ def _hunks(rg: ProofDoc) -> list[str]:
     return [*out, ""]
 
 
-def _repro(doc: Mapping[str, Any]) -> list[str]:
+def _repro(doc: ReproDoc) -> list[str]:
     """The resend table of ``forkkit repro``."""
     rows = [
         [
-            f"{zero_or(r.get('prompt_len'))}",
-            str(r.get("kind", "")).replace("_", " "),
-            zero_or(r.get("resend_tokens")),
-            zero_or(r.get("base_cached")),
-            zero_or(r.get("fix_cached")),
-            zero_or(r.get("gained"), sign=True),
+            zero_or(r.prompt_len),
+            r.kind.replace("_", " "),
+            zero_or(r.resend_tokens),
+            zero_or(r.base_cached),
+            zero_or(r.fix_cached),
+            zero_or(r.gained, sign=True),
         ]
-        for r in doc.get("rows") or []
-        if isinstance(r, Mapping)
+        for r in doc.rows
     ]
     headers = ["Prompt", "Resend", "Resend tokens", "Cached (base)", "Cached (fix)"]
-    mode = "GPU, real model" if doc.get("mode") == "gpu" else "CPU, real scheduler"
-    complete = "" if doc.get("complete") else " Not every resend was measured."
+    mode = "GPU, real model" if doc.mode == "gpu" else "CPU, real scheduler"
+    complete = "" if doc.complete else " Not every resend was measured."
     return [
         f"### Resend reproduction ({mode})",
         "",
         md_table([*headers, "Δ cached"], rows),
-        f"Upstream {doc.get('upstream', '?')}; fix tree "
-        f"`{doc.get('fix_tree') or '?'}`, base runtime tree "
-        f"`{doc.get('base_tree') or '?'}`.{complete}",
+        f"Upstream {doc.upstream or '?'}; fix tree "
+        f"`{doc.fix_tree or '?'}`, base runtime tree "
+        f"`{doc.base_tree or '?'}`.{complete}",
         "",
     ]
 

@@ -5,11 +5,11 @@ newer release (a dry run: not yet applied). Pure."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from forkkit.output.report import md_table
-from forkkit.patches.retired import Retired, retired_of
+from forkkit.patches.retired import Retired
+from forkkit.services.rebase.doc import RebaseDoc
 
 _HOW = {
     "absorbed-textual": "the same change is upstream",
@@ -24,23 +24,9 @@ def _rows(entries: Sequence[Retired]) -> list[list[object]]:
     ]
 
 
-def _rebase_entries(doc: Mapping[str, Any]) -> list[Retired]:
-    """The absorbed patches of a rebase report's JSON (malformed: none)."""
-    out = []
-    for raw in doc.get("retired") or []:
-        if isinstance(raw, Mapping):
-            try:
-                out.append(retired_of(raw))
-            except TypeError:
-                continue
-    return out
-
-
-def upstream_md(
-    retired: Sequence[Retired], rebase: Mapping[str, Any] | None
-) -> list[str]:
+def upstream_md(retired: Sequence[Retired], rebase: RebaseDoc | None) -> list[str]:
     """The section, or nothing when upstream has none of the series."""
-    pending = _rebase_entries(rebase) if rebase else []
+    pending = list(rebase.retired) if rebase else []
     if not retired and not pending:
         return []
     out = ["## What upstream already has", ""]
@@ -52,13 +38,13 @@ def upstream_md(
             md_table(headers, _rows(retired)),
         ]
     if pending and rebase is not None:
-        new = str(rebase.get("new") or "a newer release")
+        new = rebase.new or "a newer release"
         verdict = (
             f"has every patch: the fork can retire on {new}"
-            if rebase.get("can_retire")
+            if rebase.can_retire
             else f"has {len(pending)} of the patches"
         )
-        how = "applied" if rebase.get("written") else "a dry run, not applied"
+        how = "applied" if rebase.written else "a dry run, not applied"
         out += [
             f"The latest `forkkit rebase` onto {new} ({how}) "
             f"found that upstream {verdict}:",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from forkkit.commands.prbody.model import PrInputs
 from forkkit.commands.prbody.render import render_markdown
@@ -23,12 +23,15 @@ from forkkit.output.report import (
     RECONCILE,
     REPRO,
     DocType,
-    read_report_json,
     read_typed,
 )
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.services.proof.doc import ProofDoc
+from forkkit.services.rebase.doc import RebaseDoc
+from forkkit.services.reconcile.doc import ReconcileDoc
+from forkkit.services.resend.doc import ReproDoc
 
+T = TypeVar("T")
 __all__ = ["ReportPaths", "pr_body", "write_body"]
 
 
@@ -43,34 +46,32 @@ class ReportPaths:
 
 
 def _optional(
-    given: Path | None, default: Path, *, doc: DocType
-) -> dict[str, Any] | None:
+    given: Path | None, default: Path, cls: type[T], *, doc: DocType
+) -> T | None:
     """A report given on the command line must exist; the default may not."""
     if given is None and not default.is_file():
         return None
     hint = f"run forkkit {doc.what.split()[0]} first"
-    return read_report_json(given or default, doc=doc, hint=hint)
+    return read_typed(given or default, cls, doc=doc, hint=hint)
 
 
-def _rebase(cfg: ForkConfig, given: Path | None) -> dict[str, Any] | None:
+def _rebase(cfg: ForkConfig, given: Path | None) -> RebaseDoc | None:
     """The rebase report; the default one only when made from the current pin
     (an older one speaks of another series)."""
     default = cfg.work.reports / "rebase" / "rebase.json"
-    doc = _optional(given, default, doc=REBASE)
-    if given is None and doc is not None and doc.get("old") != cfg.upstream.label:
+    doc = _optional(given, default, RebaseDoc, doc=REBASE)
+    if given is None and doc is not None and doc.old != cfg.upstream.label:
         return None
     return doc
 
 
-def _of_pin(
-    doc: dict[str, Any] | None, *, key: str, label: str, what: Path
-) -> dict[str, Any] | None:
-    """A default report made on another pin than the proof's is left out
-    (said once): its numbers are of another upstream."""
-    if doc is None or doc.get(key) in (None, label):
-        return doc
-    say(f"left out {what}: made on {doc.get(key)}, not {label}; run it again")
-    return None
+def _of_pin(made_on: str, *, label: str, what: Path) -> bool:
+    """Whether a default report was made on the proof's pin; one made on
+    another is left out (said once): its numbers are of another upstream."""
+    if made_on in ("", label):
+        return True
+    say(f"left out {what}: made on {made_on}, not {label}; run it again")
+    return False
 
 
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
@@ -90,22 +91,23 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
         str(Path.home()): "~",
     }
     label = red_green.upstream.label or cfg.upstream.label
-    optional = {}
-    for stem, given, key, kind in (
-        ("repro", paths.repro, "upstream", REPRO),
-        ("reconcile", paths.reconcile, "base", RECONCILE),
-    ):
-        default = reports / stem / f"{stem}.json"
-        doc = _optional(given, default, doc=kind)
-        shown = default.relative_to(cfg.work.root)
-        optional[stem] = (
-            doc if given else _of_pin(doc, key=key, label=label, what=shown)
-        )
+    shown = {s: (reports / s / f"{s}.json") for s in ("repro", "reconcile")}
+    repro = _optional(paths.repro, shown["repro"], ReproDoc, doc=REPRO)
+    if repro and not paths.repro:
+        where = shown["repro"].relative_to(cfg.work.root)
+        repro = repro if _of_pin(repro.upstream, label=label, what=where) else None
+    reconcile = _optional(
+        paths.reconcile, shown["reconcile"], ReconcileDoc, doc=RECONCILE
+    )
+    if reconcile and not paths.reconcile:
+        where = shown["reconcile"].relative_to(cfg.work.root)
+        keep = _of_pin(reconcile.base, label=label, what=where)
+        reconcile = reconcile if keep else None
     inputs = PrInputs(
         title=cfg.fix.title,
         red_green=red_green,
-        repro=optional["repro"],
-        reconcile=optional["reconcile"],
+        repro=repro,
+        reconcile=reconcile,
         rebase=_rebase(cfg, paths.rebase),
         retired=read_retired(cfg.patches_dir / RETIRED_FILE),
         roots=roots,

@@ -7,11 +7,11 @@ import argparse
 from pathlib import Path
 
 from forkkit.cliopts import add_pytest_args_option
-from forkkit.commands.reconcile.model import THEIR_TESTS, Options
-from forkkit.commands.reconcile.run import reconcile
 from forkkit.config import ForkConfig
 from forkkit.output.progress import say
 from forkkit.output.report import append_step_summary
+from forkkit.services.reconcile.model import THEIR_TESTS, Options
+from forkkit.services.reconcile.run import reconcile
 from forkkit.services.resend.model import EAGLE_MODES, PRESETS
 
 DEFAULT_RESEND = "qwen3.5-0.8b"
@@ -82,7 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
     """Exit 0 only when every cell of the behaviour matrix (and of the resend
     table, unless ``--resend off``) was measured; 1 when some or none were
-    (:class:`~forkkit.commands.reconcile.model.Measurement`, named in the
+    (:class:`~forkkit.services.reconcile.model.Measurement`, named in the
     report and on the last line)."""
     opts = Options(
         sha256=args.sha256,

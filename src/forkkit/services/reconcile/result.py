@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forkkit.commands.reconcile.answers import Trees
-from forkkit.commands.reconcile.matrix import Matrix
-from forkkit.commands.reconcile.model import (
+from forkkit.patches.diff import Diff
+from forkkit.services.reconcile.answers import Trees
+from forkkit.services.reconcile.matrix import Matrix
+from forkkit.services.reconcile.model import (
     RESEND,
     Cell,
     Gap,
@@ -18,8 +19,7 @@ from forkkit.commands.reconcile.model import (
     SideTests,
     measure,
 )
-from forkkit.commands.reconcile.overlap import Overlap
-from forkkit.patches.diff import Diff
+from forkkit.services.reconcile.overlap import Overlap
 
 
 @dataclass(frozen=True)

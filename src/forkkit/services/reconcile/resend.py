@@ -3,7 +3,7 @@
 resend reproduction (``forkkit repro``'s script) in each.
 
 Each column is assembled from the pristine base commit plus runtime layers
-(:func:`forkkit.commands.reconcile.cells.assemble`), so every file either
+(:func:`forkkit.services.reconcile.cells.assemble`), so every file either
 side changes (the union of both sides' runtime files) is as the column
 says: pristine on base, one side's on ours/theirs. Columns whose trees are
 identical run the script once.
@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from forkkit.commands.reconcile.answers import ResendCell, StackBuild
-from forkkit.commands.reconcile.cells import Bench, assemble
-from forkkit.commands.reconcile.model import Cell, Plan
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say
+from forkkit.services.reconcile.answers import ResendCell, StackBuild
+from forkkit.services.reconcile.cells import Bench, assemble
+from forkkit.services.reconcile.model import Cell, Plan
 from forkkit.services.resend.model import PRESETS, ReproOptions
 from forkkit.services.resend.run import SCRIPT, Runner, run_script
 

@@ -2,10 +2,10 @@
 """``forkkit reconcile --with REF``: weigh our fix against a competing change.
 
 The competitor becomes a commit on our base
-(:mod:`forkkit.commands.reconcile.competitor`); each side's tests then run on
+(:mod:`forkkit.services.reconcile.competitor`); each side's tests then run on
 each side's runtime (and ours on top of theirs), one cell at a time
-(:mod:`forkkit.commands.reconcile.cells`), and the result
-(:class:`~forkkit.commands.reconcile.result.ReconcileResult`) is a PR-ready
+(:mod:`forkkit.services.reconcile.cells`), and the result
+(:class:`~forkkit.services.reconcile.result.ReconcileResult`) is a PR-ready
 Markdown + JSON report. A reconcile writes into a fresh folder published as
 ``reports/reconcile/`` (or ``--out``).
 """
@@ -15,14 +15,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from forkkit.commands.reconcile.answers import (
+from forkkit.config import ForkConfig
+from forkkit.fork.tree import ForkTree, materialize
+from forkkit.output.report import RECONCILE, write_reports
+from forkkit.patches.diff import Diff, parse_diff
+from forkkit.patches.testids import target_file
+from forkkit.services.reconcile.answers import (
     OURS_ON_THEIRS,
     RESEND_RUNTIMES,
     THEIRS_ON_OURS,
     Trees,
 )
-from forkkit.commands.reconcile.cells import Bench, Workspace, run_cell
-from forkkit.commands.reconcile.competitor import (
+from forkkit.services.reconcile.cells import Bench, Workspace, run_cell
+from forkkit.services.reconcile.competitor import (
     commit_theirs,
     diff_text,
     our_diff,
@@ -30,8 +35,8 @@ from forkkit.commands.reconcile.competitor import (
     shown_ref,
     trust_release,
 )
-from forkkit.commands.reconcile.matrix import build_matrix
-from forkkit.commands.reconcile.model import (
+from forkkit.services.reconcile.matrix import build_matrix
+from forkkit.services.reconcile.model import (
     STEM,
     THEIR_TESTS,
     Cell,
@@ -46,25 +51,20 @@ from forkkit.commands.reconcile.model import (
     classify_side,
     failure_kinds,
 )
-from forkkit.commands.reconcile.overlap import (
+from forkkit.services.reconcile.overlap import (
     changed_test_modules,
     compute_overlap,
     merge_targets,
     touched_tests,
 )
-from forkkit.commands.reconcile.render import render_markdown, to_json
-from forkkit.commands.reconcile.resend import (
+from forkkit.services.reconcile.render import render_markdown, to_json
+from forkkit.services.reconcile.resend import (
     build_and_resend,
     describe_setup,
     preset_options,
     script_runner,
 )
-from forkkit.commands.reconcile.result import ReconcileResult
-from forkkit.config import ForkConfig
-from forkkit.fork.tree import ForkTree, materialize
-from forkkit.output.report import RECONCILE, write_reports
-from forkkit.patches.diff import Diff, parse_diff
-from forkkit.patches.testids import target_file
+from forkkit.services.reconcile.result import ReconcileResult
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.suiterun import report_folder

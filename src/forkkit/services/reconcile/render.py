@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The reconcile report: :class:`~forkkit.commands.reconcile.result.ReconcileResult`
+"""The reconcile report: :class:`~forkkit.services.reconcile.result.ReconcileResult`
 as Markdown (for a PR thread) and JSON. Pure: no git, no pytest, no files."""
 
 from __future__ import annotations
@@ -7,17 +7,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from forkkit.commands.reconcile.model import (
+from forkkit.output.report import md_table
+from forkkit.patches.diff import Diff
+from forkkit.patches.testids import short_id
+from forkkit.services.reconcile.model import (
     Cell,
     Measurement,
     failure_kinds,
 )
-from forkkit.commands.reconcile.overlap import Overlap
-from forkkit.commands.reconcile.render_answers import answers_json, answers_md
-from forkkit.commands.reconcile.result import ReconcileResult
-from forkkit.output.report import md_table
-from forkkit.patches.diff import Diff
-from forkkit.patches.testids import short_id
+from forkkit.services.reconcile.overlap import Overlap
+from forkkit.services.reconcile.render_answers import answers_json, answers_md
+from forkkit.services.reconcile.result import ReconcileResult
 
 MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
 _OVERLAP = {

@@ -14,9 +14,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from forkkit.commands.reconcile.cells import Workspace
-from forkkit.commands.reconcile.model import REF_PREFIX, Competitor, Options, Release
-from forkkit.commands.reconcile.overlap import in_folders, target_folders
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.pristine import pristine_commit
@@ -24,6 +21,9 @@ from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say, step
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.series import failed_hunk, parse_patch_text
+from forkkit.services.reconcile.cells import Workspace
+from forkkit.services.reconcile.model import REF_PREFIX, Competitor, Options, Release
+from forkkit.services.reconcile.overlap import in_folders, target_folders
 from forkkit.upstream.release import release_version, split_release
 from forkkit.upstream.trust import TrustedSdist, trusted_sdist
 from forkkit.vcs import RefUpdate, Repo, combine

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from forkkit.commands.reconcile.model import (
+from forkkit.services.reconcile.model import (
     Cell,
     SideTests,
     cell_gap,

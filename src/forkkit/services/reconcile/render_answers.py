@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """The first lines of the reconcile report: the maintainers' questions
-answered (:mod:`forkkit.commands.reconcile.answers`), Markdown and JSON. Pure."""
+answered (:mod:`forkkit.services.reconcile.answers`), Markdown and JSON. Pure."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from forkkit.commands.reconcile.answers import (
+from forkkit.output.report import md_table
+from forkkit.patches.testids import short_id
+from forkkit.services.reconcile.answers import (
     OURS_ON_THEIRS,
     STACKS,
     THEIRS_ON_OURS,
@@ -18,10 +20,8 @@ from forkkit.commands.reconcile.answers import (
     resend_keys,
     stacks_cleanly,
 )
-from forkkit.commands.reconcile.model import SideTests
-from forkkit.commands.reconcile.result import ReconcileResult
-from forkkit.output.report import md_table
-from forkkit.patches.testids import short_id
+from forkkit.services.reconcile.model import SideTests
+from forkkit.services.reconcile.result import ReconcileResult
 
 SHOWN_FAILING = 4  # test names listed per answer (JSON has all)
 _WHO = {"ours": "our", "theirs": "their"}

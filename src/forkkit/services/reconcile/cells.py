@@ -15,11 +15,11 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from forkkit.commands.reconcile.model import Cell, Layer, Plan, collection_kind
-from forkkit.commands.reconcile.overlap import Overlap
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
 from forkkit.patches.testids import junit_module, target_file
+from forkkit.services.reconcile.model import Cell, Layer, Plan, collection_kind
+from forkkit.services.reconcile.overlap import Overlap
 from forkkit.testing import service
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
