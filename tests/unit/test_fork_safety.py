@@ -258,3 +258,52 @@ def _restore(cfg: ForkConfig, files: dict[str, bytes], bundle: Path) -> None:
     tree = Git(cfg.workdir / "fork")
     tree.run("fetch", "-q", str(bundle), "refs/heads/fork:refs/remotes/b/fork")
     tree.run("reset", "-q", "--hard", "refs/remotes/b/fork")
+
+
+@pytest.mark.e2e
+def test_a_failed_build_never_takes_the_edits_made_after_it(
+    project: ForkConfig,
+) -> None:
+    """Issue 25, 1: a build that failed before it touched the work tree (a
+    wrong sha256 pin) left the tree marked 'building'; the next plain command,
+    once the pin was right again, rebuilt over the edits made in between."""
+    forkkit(project, "materialize", check=True)
+    toml = project.path.read_text()
+    wrong = toml.replace(project.upstream.sha256, "0" * 64)
+    project.path.write_text(wrong)
+    failed = forkkit(project, "materialize")
+    assert failed.returncode == 2 and "sha256" in failed.stderr
+    fork = project.workdir / "fork"
+    (fork / "toy" / "calc.py").write_text("# my edit\n")
+    (fork / "notes.txt").write_text("mine\n")
+    project.path.write_text(toml)
+    for command in ("materialize", "red-green"):
+        proc = forkkit(project, command)
+        assert proc.returncode == 2, proc.stderr
+        err = [x for x in proc.stderr.splitlines() if x.startswith("forkkit: error")]
+        assert len(err) == 1 and "toy/calc.py" in err[0] and "notes.txt" in err[0]
+        assert (fork / "toy" / "calc.py").read_text() == "# my edit\n"
+        assert (fork / "notes.txt").read_text() == "mine\n"
+    # the user's way out, as the message says
+    assert forkkit(project, "materialize", "--force").returncode == 0
+    assert forkkit(project, "status").stdout.endswith("up to date\n")
+
+
+@pytest.mark.e2e
+def test_a_build_killed_in_the_work_tree_keeps_what_it_did_not_write(
+    project: ForkConfig,
+) -> None:
+    """A build killed while it moved the work tree may redo its own writes,
+    but a file it could not have written is the user's and stops it."""
+    forkkit(project, "materialize", check=True)
+    last = project.patches_dir / sorted(project.series_file.read_text().split())[-1]
+    last.write_bytes(last.read_bytes() + b"\n")  # the next materialize rebuilds
+    interrupt(project, ["materialize"], at="applying 2/3", sig=signal.SIGKILL)
+    notes = project.workdir / "fork" / "notes.txt"
+    notes.write_text("mine\n")
+    proc = forkkit(project, "materialize")
+    assert proc.returncode == 2 and "notes.txt" in proc.stderr, proc.stderr
+    assert notes.read_text() == "mine\n"
+    notes.unlink()
+    assert forkkit(project, "materialize").returncode == 0
+    assert forkkit(project, "status").stdout.endswith("up to date\n")

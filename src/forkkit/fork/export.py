@@ -233,6 +233,7 @@ def _rebuild(
     series = load_series(series_file, patches_dir)
     say(f"rebuilding {repo.path} from the written series")
     marker = forkstate.start_build(repo, what=f"export {series.digest}")
+    marker = forkstate.touch_worktree(repo, marker=marker, to=tree.base)
     repo.abort_operations()
     repo.force_checkout(branch=FORK_BRANCH, rev=tree.base)
     commits = apply_series(repo, series, tree.upstream_label)

@@ -5,7 +5,10 @@
   build; ``refs/forkkit/built`` points at that build's HEAD (keeping it alive).
 - ``refs/forkkit/building``: present while a build (or an export's rebuild)
   runs. A build killed at any point, by kill -9 too, leaves it behind, so the
-  next command knows the tree is forkkit's own unfinished work.
+  next command knows the tree is forkkit's own unfinished work. Its marker
+  says whether the build got as far as the work tree, and from which commit
+  to which: only the files that move could be the build's own writes; any
+  other change in the tree is the user's (:class:`Building`).
 - ``refs/forkkit/pin/<id>``: the base commit made from a verified upstream.
 
 Exactly one of ``state`` and ``building`` exists once forkkit touched a tree;
@@ -107,9 +110,34 @@ def _parse(repo: Repo, text: str) -> ForkTree | None:
         return None  # a state of another forkkit version: rebuild
 
 
+@dataclass(frozen=True)
+class Building:
+    """What an unfinished build may have written in the work tree."""
+
+    touched: bool  # it got as far as rewriting the work tree
+    moved: tuple[str, str] | None = None  # (from HEAD, to base) of its checkout
+
+    @classmethod
+    def of(cls, text: str) -> Building:
+        """Read a marker (one written before the phases were: touched)."""
+        for line in text.splitlines():
+            if line.startswith("worktree:"):
+                parts = line.split()
+                moved = (parts[2], parts[4]) if len(parts) == 5 else None
+                return cls(touched=True, moved=moved)
+        return cls(touched="phase: prepare" not in text)
+
+
+def building(repo: Repo, marker: str) -> Building:
+    """The phase of the unfinished build whose marker blob is ``marker``."""
+    return Building.of(repo.read_blob(marker).decode(errors="replace"))
+
+
 def start_build(repo: Repo, *, what: str) -> str:
-    """Mark a build as started (dropping the completed state); return the marker."""
-    marker = repo.write_blob(f"forkkit build in progress: {what}\n")
+    """Mark a build as started (dropping the completed state); return the
+    marker. Until :func:`touch_worktree`, the build writes no file of the
+    work tree."""
+    marker = repo.write_blob(f"forkkit build in progress: {what}\nphase: prepare\n")
     repo.update_refs(
         [
             RefUpdate(ref=BUILDING_REF, new=marker),
@@ -119,6 +147,17 @@ def start_build(repo: Repo, *, what: str) -> str:
     )
     (repo.git_dir() / LEGACY_STATE_FILE).unlink(missing_ok=True)
     return marker
+
+
+def touch_worktree(repo: Repo, *, marker: str, to: str) -> str:
+    """Say, before the build's first write to the work tree, that it now moves
+    it from HEAD to ``to``; return the new marker."""
+    head = repo.rev("HEAD")
+    what = repo.read_blob(marker).decode(errors="replace").splitlines()[0]
+    moved = f"worktree: from {head} to {to}" if head else "worktree: from nothing"
+    new = repo.write_blob(f"{what}\n{moved}\n")
+    repo.update_refs([RefUpdate(ref=BUILDING_REF, new=new, old=marker)])
+    return new
 
 
 def finish_build(repo: Repo, tree: ForkTree, *, marker: str) -> None:

@@ -127,8 +127,10 @@ def _open(dest: Path) -> Repo:
         ) from None
 
 
-def _more(paths: list[str]) -> str:
-    return paths[0] + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
+def _more(paths: list[str], shown: int = 3) -> str:
+    """The first few paths, and how many more."""
+    more = len(paths) - shown
+    return ", ".join(paths[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _only_forkkit_commits(repo: Repo, head: str) -> bool:
@@ -151,6 +153,7 @@ def _check(
         return None
     base = forkstate.pinned_base(repo, spec.ident) or repo.rev(BASE_TAG)
     if rec.building:
+        _refuse_user_files(repo, forkstate.building(repo, rec.building), series)
         if _only_forkkit_commits(repo, head) or _holds_series(
             repo, head, base, series=series
         ):
@@ -178,6 +181,33 @@ def _check(
     if tree is None or _holds_series(repo, head, base, series=series):
         return None  # a legacy state at its head, or commits already in patches/
     raise _moved(repo, tree, head=head, series=series)
+
+
+def _refuse_user_files(repo: Repo, build: forkstate.Building, series: Series) -> None:
+    """Refuse a rebuild over files an unfinished build did not write.
+
+    A build that stopped before the work tree (a failed download, a wrong
+    pin) wrote none of them; one that stopped while moving it wrote at most
+    the files that differ between the commits it moved between, and those
+    of its patches. Anything else that is dirty or untracked is the user's.
+    """
+    dirty = repo.dirty()
+    if build.touched and build.moved is None:
+        return  # a marker that does not say what moved: as before the phases
+    if build.touched and build.moved:
+        head = repo.rev("HEAD")
+        mine = set(repo.changed_paths(*build.moved))
+        mine |= {f for p in series.patches for f in p.files}
+        if head and head != build.moved[1]:
+            mine |= set(repo.changed_paths(build.moved[1], head))
+        dirty = [p for p in dirty if p not in mine]
+    if dirty:
+        raise LocalChangesError(
+            repo.path,
+            f"an unfinished build, and files it did not write ({_more(dirty)}): "
+            "a rebuild would lose them; commit them and run 'forkkit export', "
+            "move them away, or discard them with 'forkkit materialize --force'",
+        )
 
 
 def _moved(
@@ -257,6 +287,7 @@ def _build(
     """Rebuild base + series; the state is recorded only once it is done."""
     marker = forkstate.start_build(repo, what=f"{spec.ident} {series.digest}")
     base, upstream_commit = make_base(repo, spec, cfg.work)
+    marker = forkstate.touch_worktree(repo, marker=marker, to=base)
     repo.abort_operations()
     with step(f"checking out {spec.label} into {repo.path}"):
         repo.force_checkout(branch=FORK_BRANCH, rev=base)
