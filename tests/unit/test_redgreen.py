@@ -314,6 +314,34 @@ def test_untracked_file_that_changes_green_is_refused(
 
 
 @pytest.mark.e2e
+def test_an_ignored_file_python_can_load_is_refused(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    """Issue 25, 2: git status is clean when the cheat is git-ignored (vLLM's
+    .gitignore covers *.py[cod]); green ran in place and picked it up, red ran
+    in a scratch worktree without it: a wrong fix was proven valid."""
+    cfg = project(tmp_path, toy_upstream, changes=WRONG_FIX)
+    tree = materialize(cfg)
+    exclude = tree.repo.git_dir() / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_text("sitecustomize.py\n__pycache__/\n")
+    (tree.path / "__pycache__").mkdir(exist_ok=True)
+    (tree.path / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"")  # harmless
+    (tree.path / "sitecustomize.py").write_text(CHEAT_CONFTEST)
+    assert tree.repo.dirty() == []  # git sees nothing
+    out = tmp_path / "r"
+    with pytest.raises(ForkkitError) as err:
+        prove(cfg, tree, related=False, out_dir=out, stream=False)
+    msg = str(err.value)
+    assert "git-ignored files Python can load (sitecustomize.py)" in msg
+    assert "x.cpython" not in msg and "\n" not in msg
+    assert not (out / "red_green.json").exists()
+    (tree.path / "sitecustomize.py").unlink()
+    result = prove(cfg, tree, related=False, out_dir=out, stream=False)
+    assert result.classification.ids("FAIL_TO_FAIL") == [FIX_ID]  # the truth
+
+
+@pytest.mark.e2e
 def test_tests_writing_into_the_fork_tree_make_the_proof_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from forkkit.config import ForkConfig
@@ -101,6 +101,37 @@ def require_committed(repo: Repo, what: str) -> None:
         f"{repo.path}: uncommitted changes in the fork tree ({len(dirty)} file(s): "
         f"{shown}); {what} tests committed trees only: commit them and run "
         "'forkkit export', or move them out of the fork tree"
+    )
+
+
+# Files Python may load when they sit in a tree on sys.path: modules,
+# extension modules, path hooks, and bytecode without its source.
+_LOADABLE = (".py", ".pth", ".so", ".pyd")
+_STARTUP = ("sitecustomize", "usercustomize")
+
+
+def python_loadable(path: str) -> bool:
+    """Whether Python could load the file at ``path`` (relative to a tree on
+    sys.path): bytecode in ``__pycache__`` needs its source, so it cannot."""
+    p = PurePosixPath(path)
+    if p.stem.split(".")[0] in _STARTUP or p.suffix in _LOADABLE:
+        return True
+    return p.suffix in (".pyc", ".pyo") and "__pycache__" not in p.parts
+
+
+def refuse_ignored_loadable(repo: Repo, what: str) -> None:
+    """Refuse (one line naming them) git-ignored files that Python could load:
+    git status does not show them, and a run in place would pick them up."""
+    found = [p for p in repo.ignored() if python_loadable(p)]
+    if not found:
+        return
+    shown = ", ".join(found[:SHOWN_FILES])
+    if len(found) > SHOWN_FILES:
+        shown += f" and {len(found) - SHOWN_FILES} more"
+    raise ForkkitError(
+        f"{repo.path}: git-ignored files Python can load ({shown}); {what} runs "
+        "committed trees only, and these would reach the run in place: remove "
+        "them (or move them out of the fork tree)"
     )
 
 
@@ -216,6 +247,7 @@ class ForkWorkspace(AbstractContextManager[Path]):
     def __enter__(self) -> Path:
         if self.in_place:
             require_committed(self.repo, "red-green")
+            refuse_ignored_loadable(self.repo, "red-green")
             where = f"runtime of {self.source[:12]} = HEAD; running in"
             say(f"{self.name}: {where} {self.repo.path}")
             return self.repo.path

@@ -30,6 +30,12 @@ class WorkTree(GitBound):
         paths = [e[3:] for e in out.stdout.split("\0") if len(e) > 3]
         return sorted(set(paths))
 
+    def ignored(self) -> list[str]:
+        """Untracked files the ignore rules hide from :meth:`dirty`, sorted."""
+        args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard"]
+        out = self._git.run(*args).stdout
+        return sorted(p for p in out.split("\0") if p)
+
     def is_clean(self, *, untracked: bool = True) -> bool:
         """No local edits (and, with ``untracked``, no untracked files)."""
         if untracked:
