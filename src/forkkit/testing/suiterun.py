@@ -89,14 +89,18 @@ def report_folder(
     )
 
 
+def named(paths: Sequence[str]) -> str:
+    """The first few paths, and how many more."""
+    more = len(paths) - SHOWN_FILES
+    return ", ".join(paths[:SHOWN_FILES]) + (f" and {more} more" if more > 0 else "")
+
+
 def require_committed(repo: Repo, what: str) -> None:
     """Refuse (one line naming the files) unless the work tree is exactly HEAD."""
     dirty = repo.dirty()
     if not dirty:
         return
-    shown = ", ".join(dirty[:SHOWN_FILES])
-    if len(dirty) > SHOWN_FILES:
-        shown += f" and {len(dirty) - SHOWN_FILES} more"
+    shown = named(dirty)
     raise ForkkitError(
         f"{repo.path}: uncommitted changes in the fork tree ({len(dirty)} file(s): "
         f"{shown}); {what} tests committed trees only: commit them and run "
@@ -125,11 +129,8 @@ def refuse_ignored_loadable(repo: Repo, what: str) -> None:
     found = [p for p in repo.ignored() if python_loadable(p)]
     if not found:
         return
-    shown = ", ".join(found[:SHOWN_FILES])
-    if len(found) > SHOWN_FILES:
-        shown += f" and {len(found) - SHOWN_FILES} more"
     raise ForkkitError(
-        f"{repo.path}: git-ignored files Python can load ({shown}); {what} runs "
+        f"{repo.path}: git-ignored files Python can load ({named(found)}); {what} runs "
         "committed trees only, and these would reach the run in place: remove "
         "them (or move them out of the fork tree)"
     )
