@@ -161,6 +161,21 @@ def check_folder_path(
     return path
 
 
+# A name or version becomes a folder name under the workdir: one component.
+_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
+
+
+def path_component(value: str, *, what: str) -> str:
+    """``value`` when it can name one folder (no ``/``, no ``..``, not
+    hidden); one line naming ``what`` otherwise."""
+    if not _COMPONENT.fullmatch(value) or ".." in value:
+        raise ForkkitError(
+            f"{what} {value!r}: not a release name or version (letters, digits "
+            "and . _ + ! -, no '..'); fix it"
+        )
+    return value
+
+
 def _req(table: dict[str, Any], key: str, where: str, *, kind: type = str) -> Any:
     if key not in table:
         raise ForkkitError(f"{where}: missing key '{key}'; add it (see README)")
@@ -249,9 +264,9 @@ def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:
     if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
         raise ForkkitError(f"{where}: sha256 must be 64 lowercase hex digits")
     upstream = UpstreamSpec(
-        name=_req(up, "name", where),
+        name=path_component(_req(up, "name", where), what=f"{where} name"),
         source=source,
-        version=_req(up, "version", where),
+        version=path_component(_req(up, "version", where), what=f"{where} version"),
         sha256=sha,
         index_url=_opt(up, "index_url", where, default="https://pypi.org/simple"),
         git_url=_opt(up, "git_url", where),

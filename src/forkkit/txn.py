@@ -91,6 +91,19 @@ def _finish(journal: Path, ops: dict[str, list[str]]) -> None:
     journal.unlink(missing_ok=True)
 
 
+def _confined(journal: Path, root: Path, names: list[object]) -> None:
+    """Refuse a journal that names a file outside the checkout (forkkit only
+    journals ``patches/`` and ``fork.toml``): it is left as it is."""
+    top = root.resolve()
+    for name in names:
+        path = Path(str(name))
+        if not path.is_absolute() or not path.resolve().is_relative_to(top):
+            raise ForkkitError(
+                f"{journal}: names {name}, outside {top}; forkkit did not write "
+                "this journal: read it, then remove it"
+            )
+
+
 def recover(root: Path) -> str | None:
     """Finish or discard an interrupted transaction; say which (None: none)."""
     journal = root / JOURNAL
@@ -105,6 +118,7 @@ def recover(root: Path) -> str | None:
         "writes": list(data.get("writes", [])),
         "deletes": list(data.get("deletes", [])),
     }
+    _confined(journal, root, [*ops["writes"], *ops["deletes"]])
     if data.get("state") == "commit":
         _finish(journal, ops)
         return "finished"

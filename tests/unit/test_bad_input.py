@@ -10,6 +10,7 @@ test is in test_advice.py).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -327,3 +328,57 @@ def test_a_lock_file_left_by_a_killed_git_is_named(
     assert len(errors) == 1 and errors[0].startswith("forkkit: error: git ")
     assert f"{fork / lock} exists" in errors[0] and "delete it and rerun" in errors[0]
     assert (fork / lock).exists()  # not ours to delete: it may be a live git's
+
+
+# -- paths taken from inputs stay in their folders (issue 25, 5) ---------------
+
+
+@pytest.mark.parametrize("version", ["../../escape", "1.0/../../x", ".hidden", "/abs"])
+def test_a_version_that_is_a_path_is_refused(
+    project: ForkConfig, tmp_path: Path, version: str
+) -> None:
+    """``[upstream] version`` names a folder under the workdir: ``../`` in it
+    replaced a folder outside."""
+    outside = tmp_path / "escape"
+    outside.mkdir(exist_ok=True)
+    (outside / "keep.txt").write_text("mine\n")
+    text = project.path.read_text().replace('version = "1.0"', f'version = "{version}"')
+    project.path.write_text(text)
+    proc, before = _run(project, "materialize")
+    assert_one_line_error(proc, "fork.toml [upstream] version", "fix it")
+    before.assert_same(project.root, project.workdir)
+    assert (outside / "keep.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("entry", ["../outside.patch", "/abs/x.patch", "sub/x.patch"])
+def test_a_series_entry_outside_patches_is_refused(
+    project: ForkConfig, tmp_path: Path, entry: str
+) -> None:
+    """A series line names a file in patches/: an absolute path made export
+    delete that file."""
+    assert _run(project, "materialize")[0].returncode == 0
+    victim = project.root / "outside.patch"
+    victim.write_text(next(project.patches_dir.glob("0001-*.patch")).read_text())
+    target = str(victim) if entry.startswith("/") else entry
+    with project.series_file.open("a") as fh:
+        fh.write(target + "\n")
+    for command in ("materialize", "export"):
+        proc, before = _run(project, command)
+        assert_one_line_error(proc, "series", "patches/")
+        before.assert_same(project.root, project.workdir)
+    assert victim.is_file()
+
+
+def test_a_journal_naming_files_outside_the_checkout_is_not_followed(
+    project: ForkConfig, tmp_path: Path
+) -> None:
+    """The interrupted-update journal lists files of this checkout only."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    journal = project.root / ".forkkit-txn.json"
+    entry = {"state": "commit", "writes": [], "deletes": [str(victim)]}
+    journal.write_text(json.dumps(entry))
+    proc, _ = _run(project, "export")
+    assert "Traceback" not in proc.stderr
+    assert victim.read_text() == "mine\n"
+    assert proc.returncode == 2 and str(journal) in proc.stderr, proc.stderr

@@ -14,6 +14,7 @@ from forkkit.commands.verify.model import (
     not_replayed,
     refusal,
     replay_spec,
+    unsafe_pytest_arg,
 )
 from forkkit.commands.verify.run import _current
 from forkkit.config import ForkConfig
@@ -196,3 +197,33 @@ def test_the_parts_a_plain_replay_does_not_redo_are_named() -> None:
     fresh = ProofDoc(upstream=up, classification={})
     assert not_replayed(report, fresh) == ("the hunk matrix", "the flake check")
     assert not_replayed(fresh, fresh) == ()
+
+
+@pytest.mark.parametrize(
+    ("args", "bad"),
+    [
+        ((), None),
+        (("-k", "mamba and not slow", "-x", "--tb=short", "-q"), None),
+        (("-p", "no:cacheprovider", "-rA", "--deselect", "t.py::x"), None),
+        (("--junitxml=/tmp/elsewhere.xml",), "--junitxml=/tmp/elsewhere.xml"),
+        (("-p", "evil_plugin"), "-p evil_plugin"),
+        (("-o", "cache_dir=/"), "-o"),
+        (("--rootdir", "/"), "--rootdir"),
+    ],
+)
+def test_verify_passes_on_only_selection_and_output_options(
+    args: tuple[str, ...], bad: str | None
+) -> None:
+    """Issue 25, 5: verify gave a report's pytest_args to pytest verbatim."""
+    assert unsafe_pytest_arg(args) == bad
+
+
+def test_verify_refuses_a_report_with_a_pytest_argument_that_writes_files(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = _report(toy_project, tmp_path)
+    target = tmp_path / "elsewhere.xml"
+    edited = _edited(report, tmp_path / "e.json", pytest_args=[f"--junitxml={target}"])
+    assert _verify(toy_project, edited) == 2
+    err = capsys.readouterr().err
+    assert "a replay does not pass on" in err and not target.exists()

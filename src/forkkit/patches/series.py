@@ -79,12 +79,19 @@ def failed_hunk(patch: Patch, path: str, line: int) -> str:
 
 
 def series_entries(text: str) -> list[tuple[int, str]]:
-    """``(line number, patch name)`` of a quilt-style ``series`` file."""
+    """``(line number, patch name)`` of a quilt-style ``series`` file; each
+    name is a file of ``patches/`` itself (one line otherwise)."""
     entries = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
         if line:
-            entries.append((lineno, line.split()[0]))
+            name = line.split()[0]
+            if "/" in name or "\\" in name or name in (".", ".."):
+                raise ForkkitError(
+                    f"series:{lineno}: '{name}' is not a file name in patches/; "
+                    "name a patch file of patches/ itself (no folders, no '..')"
+                )
+            entries.append((lineno, name))
     return entries
 
 

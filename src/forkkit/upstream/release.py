@@ -8,6 +8,7 @@ import re
 
 from packaging.utils import canonicalize_name
 
+from forkkit.config import path_component
 from forkkit.errors import ForkkitError
 
 _RELEASE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)")
@@ -32,7 +33,7 @@ def release_version(text: str, *, name: str, option: str, bare: bool) -> str:
         raise ForkkitError(
             f"{option} {text!r}: expected {name}==VERSION (fork.toml pins {name})"
         )
-    return parts[1]
+    return path_component(parts[1], what=option)
 
 
 def sdist_version(ident: str) -> str | None:

@@ -69,8 +69,43 @@ def _listed(items: Sequence[str]) -> str:
     return ", ".join(items) if items else "(none)"
 
 
+# pytest options a replay passes on: test selection and output only. Anything
+# else in a report (e.g. --junitxml=PATH, -p PLUGIN, -o, -c, --rootdir) could
+# write files or load code that the report does not show.
+_WITH_VALUE = ("-k", "-m", "--maxfail", "--tb", "-r", "--durations", "--deselect")
+_FLAGS = ("-x", "--exitfirst", "-q", "--quiet", "-v", "--verbose", "-vv", "-l")
+
+
+def unsafe_pytest_arg(args: Sequence[str]) -> str | None:
+    """The first of ``args`` a replay does not pass on (None: all are fine)."""
+    it = iter(args)
+    for arg in it:
+        if arg in _FLAGS:
+            continue
+        if arg in _WITH_VALUE:
+            next(it, None)
+            continue
+        if arg.startswith(tuple(f"{o}=" for o in _WITH_VALUE if o.startswith("--"))):
+            continue
+        if arg.startswith(("-k", "-m", "-r")) and len(arg) > 2 and arg[1] in "kmr":
+            continue
+        if arg == "-p":
+            plugin = next(it, "")
+            if plugin.startswith("no:"):
+                continue
+            return f"-p {plugin}"
+        return arg
+    return None
+
+
 def refusal(spec: ReplaySpec, current: Current) -> str | None:
     """Why the report cannot be replayed with this fork.toml and patches/."""
+    bad = unsafe_pytest_arg(spec.pytest_args)
+    if bad is not None:
+        return (
+            f"made with the pytest argument {bad!r}, which a replay does not pass "
+            "on (it could write files or load code)"
+        )
     if spec.upstream != current.upstream:
         return (
             f"made on another pin ({spec.upstream}; fork.toml pins {current.upstream})"
