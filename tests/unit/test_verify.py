@@ -227,3 +227,19 @@ def test_verify_refuses_a_report_with_a_pytest_argument_that_writes_files(
     assert _verify(toy_project, edited) == 2
     err = capsys.readouterr().err
     assert "a replay does not pass on" in err and not target.exists()
+
+
+def test_verify_refuses_a_report_made_in_another_test_environment(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 24, 3: red/green's JSON named no test environment, so a report
+    made with other packages installed replayed as if it were this one."""
+    report = _report(toy_project, tmp_path)
+    doc = json.loads(report.read_text())
+    assert len(doc["testenv"]["packages"]) == 64 and doc["testenv"]["key"]
+    edited = _edited(report, tmp_path / "e.json", testenv__packages="0" * 64)
+    capsys.readouterr()
+    assert _verify(toy_project, edited) == 2
+    err = capsys.readouterr().err
+    assert "made in another test environment (packages 000000000000" in err
+    assert not toy_project.work.report_dir("verify").exists()  # nothing ran

@@ -26,6 +26,7 @@ class ReplaySpec:
     related_suites: tuple[str, ...]
     pytest_args: tuple[str, ...]
     deselected: tuple[str, ...]
+    packages: str = ""  # the test env's installed packages (sha256)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ def replay_spec(doc: ProofDoc, where: str) -> ReplaySpec:
         related_suites=doc.related_suites,
         pytest_args=doc.pytest_args,
         deselected=doc.deselected,
+        packages=doc.testenv.packages,
     )
 
 
@@ -126,6 +128,16 @@ def refusal(spec: ReplaySpec, current: Current) -> str | None:
         return (
             "made with other [fix].related_suites "
             f"({_listed(spec.related_suites)}; now {_listed(current.related_suites)})"
+        )
+    return None
+
+
+def env_refusal(spec: ReplaySpec, *, packages: str) -> str | None:
+    """Why this test environment is not the one the report ran in."""
+    if spec.packages and spec.packages != packages:
+        return (
+            f"made in another test environment (packages {spec.packages[:12]}; "
+            f"this one has {packages[:12]})"
         )
     return None
 

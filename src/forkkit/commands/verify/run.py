@@ -16,9 +16,11 @@ from pathlib import Path
 from forkkit.commands.verify.model import (
     STEM,
     Current,
+    ReplaySpec,
     VerifyResult,
     categories,
     differences,
+    env_refusal,
     not_replayed,
     refusal,
     replay_spec,
@@ -27,11 +29,12 @@ from forkkit.commands.verify.model import (
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
-from forkkit.fork.tree import materialize
+from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.progress import say
 from forkkit.output.report import PROOF, read_typed
 from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.run import prove, resolve_parallel
+from forkkit.testing.env import TestEnv, ensure_testenv, installed
 
 __all__ = ["read_report", "verify"]
 
@@ -58,6 +61,28 @@ def _current(cfg: ForkConfig) -> Current:
     )
 
 
+def _ready(
+    cfg: ForkConfig, spec: ReplaySpec, *, report: Path, dest: Path | None
+) -> tuple[ForkTree, TestEnv]:
+    """The fork tree and test env to replay ``spec`` in; one line when the
+    pin, the series, the trees or the test env are not the report's."""
+    why = refusal(spec, _current(cfg))
+    if why is None:
+        tree = materialize(cfg, dest=dest)
+        why = tree_refusal(
+            spec, base_tree=tree.base_tree, head_tree=tree.repo.tree(tree.head)
+        )
+    if why is None:
+        env = ensure_testenv(cfg, tree.path)
+        why = env_refusal(spec, packages=installed(env.python))
+    if why is not None:
+        raise ForkkitError(
+            f"{report}: {why}; replay it with the fork.toml, patches/ and test env "
+            "it was made with, or run forkkit red-green again"
+        )
+    return tree, env
+
+
 def verify(
     cfg: ForkConfig,
     report: Path,
@@ -73,17 +98,7 @@ def verify(
         spec = replay_spec(doc, str(report))
     except ValueError as exc:
         raise ForkkitError(str(exc)) from None
-    why = refusal(spec, _current(cfg))
-    if why is None:
-        tree = materialize(cfg, dest=dest)
-        why = tree_refusal(
-            spec, base_tree=tree.base_tree, head_tree=tree.repo.tree(tree.head)
-        )
-    if why is not None:
-        raise ForkkitError(
-            f"{report}: {why}; replay it with the fork.toml and patches/ it was "
-            "made from, or run forkkit red-green again"
-        )
+    tree, env = _ready(cfg, spec, report=report, dest=dest)
     out = out_dir or cfg.work.report_dir(STEM)
     if out.resolve() == report.resolve().parent:
         raise ForkkitError(
@@ -103,6 +118,7 @@ def verify(
         stream=stream,
         fresh=True,
         base=spec.red_base,
+        env=env,
     )
     fresh = proof_doc(result)
     return VerifyResult(

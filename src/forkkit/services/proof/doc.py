@@ -51,6 +51,14 @@ class FileRef:
 
 
 @dataclass(frozen=True)
+class TestEnvDoc:
+    """Which test environment ran: its build key and its installed packages."""
+
+    key: str = ""
+    packages: str = ""  # sha256 of the sorted name==version list
+
+
+@dataclass(frozen=True)
 class RunDoc:
     """One pytest run (:meth:`forkkit.testing.suiterun.SuiteRun.to_json`)."""
 
@@ -128,6 +136,7 @@ class ProofDoc:
     env: dict[str, str] = field(default_factory=dict)
     deselected: tuple[str, ...] = ()
     python: str = ""
+    testenv: TestEnvDoc = TestEnvDoc()
     parallel: bool = False
     wall_seconds: float = 0.0
     red: RunDoc = RunDoc()
@@ -222,6 +231,7 @@ def proof_doc(r: Result) -> ProofDoc:
         env=dict(r.env_vars),
         deselected=tuple(r.deselected),
         python=r.python,
+        testenv=TestEnvDoc(r.testenv_key, r.packages),
         parallel=r.parallel,
         wall_seconds=round(r.seconds, 3),
         red=_run(r.red) or RunDoc(),

@@ -166,6 +166,8 @@ class RedGreenResult(Generic[R]):
     repeat: RepeatCheck[R] | None = None
     hunks: tuple[HunkCheck, ...] | None = None  # None: not asked (--hunks)
     mode: Mode = "red-green"
+    testenv_key: str = ""  # the test env's build key (fork.toml [testenv], pin)
+    packages: str = ""  # sha256 of its installed distributions (name==version)
 
     @property
     def valid(self) -> bool:

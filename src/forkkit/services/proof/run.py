@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, ForkTree
@@ -55,7 +56,7 @@ from forkkit.services.proof.plan import Plan, file_blobs, make_plan
 from forkkit.services.proof.render import count_line, render_json, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
-from forkkit.testing.env import TestEnv, ensure_testenv
+from forkkit.testing.env import TestEnv, ensure_testenv, installed
 from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import kill_running
@@ -316,9 +317,7 @@ def _result(
         tests=plan.targets,
         related_suites=plan.suites,
         pytest_args=settings.pytest_args,
-        env_vars=_env_vars(env, tree.path),
-        deselected=tuple(env.deselect),
-        python=str(env.python),
+        **_env_fields(env, tree.path),
         red=e.red,
         green=e.green,
         classification=e.classification,
@@ -336,6 +335,18 @@ def _result(
         hunks=e.hunks,
         mode="guard" if plan.guard else "red-green",
     )
+
+
+def _env_fields(env: TestEnv, tree: Path) -> dict[str, Any]:
+    """What a result says of the test env: its variables, deselect list,
+    interpreter, build key and installed packages."""
+    return {
+        "env_vars": _env_vars(env, tree),
+        "deselected": tuple(env.deselect),
+        "python": str(env.python),
+        "testenv_key": env.key,
+        "packages": installed(env.python),
+    }
 
 
 def _verdict(
