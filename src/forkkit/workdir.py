@@ -148,6 +148,21 @@ class Workdir:
         say(f"waiting for {holder} to release {self.root} ...")
         fcntl.flock(fd, fcntl.LOCK_EX)
 
+    def busy(self) -> str | None:
+        """Who holds the write lock now ('pid N (command)'), or None; takes
+        nothing and writes nothing (``status`` never locks)."""
+        try:
+            fd = os.open(self.root / LOCK_FILE, os.O_RDONLY)
+        except OSError:
+            return None  # no lock file: nobody ever held it here
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return self.holder()
+        finally:
+            os.close(fd)  # drops the probe's shared lock, if it got one
+        return None
+
     def holder(self) -> str:
         """Who holds the lock, as 'pid N (command)'."""
         try:

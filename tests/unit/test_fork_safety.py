@@ -307,3 +307,61 @@ def test_a_build_killed_in_the_work_tree_keeps_what_it_did_not_write(
     notes.unlink()
     assert forkkit(project, "materialize").returncode == 0
     assert forkkit(project, "status").stdout.endswith("up to date\n")
+
+
+def _status(cfg: ForkConfig) -> str:
+    proc = forkkit(cfg, "status")
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.e2e
+def test_status_tells_where_head_is(project: ForkConfig) -> None:
+    """Issue 25, 7: status said 'commits on top of the built series' for a
+    detached or an older HEAD."""
+    forkkit(project, "materialize", check=True)
+    fork = Git(project.workdir / "fork")
+    fork.run("checkout", "-q", "--detach", "HEAD~1")
+    assert "HEAD at an older commit of the built series" in _status(project)
+    fork.run("checkout", "-q", "-b", "mine", "HEAD~1")
+    (project.workdir / "fork" / "x.txt").write_text("x\n")
+    fork.run("add", "x.txt")
+    fork.run("commit", "-q", "-m", "mine")
+    assert "HEAD at branch mine, not on the built series" in _status(project)
+    fork.run("checkout", "-q", "fork")
+    fork.run("commit", "-q", "--allow-empty", "-m", "on top")
+    assert "1 commit(s) on top of the built series" in _status(project)
+
+
+@pytest.mark.e2e
+def test_status_tells_a_failed_fetch_and_a_live_build_apart(
+    project: ForkConfig,
+) -> None:
+    """Issue 25, 7 / 24: after a failed fetch status said 'interrupted build'
+    (no build touched the tree), and the same during a build still running."""
+    forkkit(project, "materialize", check=True)
+    toml = project.path.read_text()
+    project.path.write_text(toml.replace(project.upstream.sha256, "0" * 64))
+    assert forkkit(project, "materialize").returncode == 2
+    assert "stopped before it touched the work tree" in _status(project)
+    project.path.write_text(toml)
+    last = project.patches_dir / sorted(project.series_file.read_text().split())[-1]
+    last.write_bytes(last.read_bytes() + b"\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FORKKIT_")}
+    env |= {"FORKKIT_PAUSE_AT": "applying 2/3", "FORKKIT_PAUSE_S": "20"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forkkit", "materialize"],
+        cwd=project.root,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "applying 2/3" in line:
+                break
+        assert f"a build in progress (pid {proc.pid}" in _status(project)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -9,7 +9,37 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
 from forkkit.fork.seriesfiles import load_series
+from forkkit.fork.tree import FORK_BRANCH
 from forkkit.vcs import Repo
+
+
+def _building(cfg: ForkConfig, repo: Repo, marker: str) -> str:
+    """A build that runs now, one that stopped before the work tree, or one
+    interrupted while it rewrote it."""
+    busy = cfg.work.busy()
+    if busy:
+        return f"a build in progress ({busy})"
+    if not forkstate.building(repo, marker).touched:
+        return (
+            "a build that stopped before it touched the work tree (a failed "
+            "download or pin); the next command builds it"
+        )
+    return "interrupted build (the next command rebuilds it)"
+
+
+def _head_state(repo: Repo, built: str, head: str | None) -> str:
+    """Where HEAD is, when it is not the built series' head."""
+    if head is None:
+        return "no commit checked out"
+    branch = repo.branch()
+    where = f"branch {branch}" if branch else f"{head[:12]} (detached)"
+    if repo.is_ancestor(built, head):
+        n = len(repo.commits(f"{built}..{head}"))
+        on = "" if branch == FORK_BRANCH else f" (HEAD at {where})"
+        return f"{n} commit(s) on top of the built series{on}"
+    if repo.is_ancestor(head, built):
+        return f"HEAD at an older commit of the built series ({where})"
+    return f"HEAD at {where}, not on the built series"
 
 
 def fork_status(cfg: ForkConfig, *, dest: Path | None) -> dict[str, object]:
@@ -31,13 +61,13 @@ def fork_status(cfg: ForkConfig, *, dest: Path | None) -> dict[str, object]:
     dirty = repo.dirty()
     tree = rec.tree
     if rec.building:
-        state = "interrupted build (the next command rebuilds it)"
+        state = _building(cfg, repo, rec.building)
     elif tree is None:
         state = "not built by forkkit" if not rec.ours else "built by an older forkkit"
     elif tree.stopped_at:
         state = f"stopped at {tree.stopped_at}"
     elif head != tree.head:
-        state = "commits on top of the built series"
+        state = _head_state(repo, tree.head, head)
     elif tree.series_digest != digest or tree.upstream != cfg.upstream.ident:
         state = "stale (patches/ or the pin changed)"
     else:
