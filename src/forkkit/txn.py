@@ -104,9 +104,34 @@ def _confined(journal: Path, root: Path, names: list[object]) -> None:
             )
 
 
+def _dead(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (OSError, ValueError):
+        return False  # alive (another user's), or not a pid
+    return False
+
+
+def _sweep(targets: list[Path]) -> None:
+    """Remove the temporary files a killed :func:`write_atomic` left beside
+    ``targets`` (their own, and their staged copies'): ``.NAME.tmp-PID`` of
+    processes that are gone."""
+    for target in targets:
+        for name in (target.name, _staged(target).name.lstrip(".")):
+            for tmp in target.parent.glob(f".{name}.tmp-*"):
+                if _dead(tmp.name.rsplit("-", 1)[1]):
+                    tmp.unlink(missing_ok=True)
+
+
 def recover(root: Path) -> str | None:
-    """Finish or discard an interrupted transaction; say which (None: none)."""
+    """Finish or discard an interrupted transaction; say which (None: none).
+
+    Temporary files of a killed write (the journal's, a staged file's) go too.
+    """
     journal = root / JOURNAL
+    _sweep([journal])
     try:
         data = json.loads(journal.read_text())
     except FileNotFoundError:
@@ -119,6 +144,7 @@ def recover(root: Path) -> str | None:
         "deletes": list(data.get("deletes", [])),
     }
     _confined(journal, root, [*ops["writes"], *ops["deletes"]])
+    _sweep([Path(name) for name in ops["writes"]])
     if data.get("state") == "commit":
         _finish(journal, ops)
         return "finished"

@@ -159,3 +159,42 @@ def test_a_read_only_folder_changes_nothing(tmp_path: Path) -> None:
         assert target.read_text() == "old\n"
     finally:
         target.parent.chmod(0o755)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(proc.stdout)
+
+
+def test_recovery_removes_what_a_killed_staging_left(tmp_path: Path) -> None:
+    """Issue 25, 7: a kill -9 inside a staged write (or the journal's own)
+    left '.NAME.tmp-PID' files in patches/ that no command removed."""
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    a = patches / "0001-a.patch"
+    a.write_text("a\n")
+    dead, alive = _dead_pid(), os.getpid()
+    left = [
+        tmp_path / f".{txn.JOURNAL}.tmp-{dead}",  # killed writing the journal
+        patches / f".0001-a.patch.forkkit-new.tmp-{dead}",  # ... a staged file
+    ]
+    for p in left:
+        p.write_text("partial")
+    busy = patches / f".0001-a.patch.forkkit-new.tmp-{alive}"  # a live writer's
+    busy.write_text("in progress")
+    mine = patches / ".notes.tmp-1"  # not forkkit's naming: never touched
+    mine.write_text("mine")
+    (tmp_path / txn.JOURNAL).write_text(
+        f'{{"state": "staging", "writes": ["{a}"], "deletes": []}}'
+    )
+    assert txn.recover(tmp_path) == "discarded"
+    assert not any(p.exists() for p in left)
+    assert busy.exists() and mine.read_text() == "mine" and a.read_text() == "a\n"
+    # with no journal at all (killed while writing it), the temp file goes too
+    left[0].write_text("partial")
+    assert txn.recover(tmp_path) is None and not left[0].exists()
