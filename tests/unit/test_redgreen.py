@@ -572,6 +572,44 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
+def test_a_stale_worktree_goes_even_when_every_run_is_cached(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
+    """Issue 25, 7: a killed run's scratch worktree was pruned only when a
+    new one was made; a rerun served from the result cache left it."""
+    tree = materialize(toy_project)
+    prove(toy_project, tree, related=False, out_dir=tmp_path / "a", stream=False)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    stale = scratch_root(tree.path) / f"{tree.path.name}-red_green_red-{dead}"
+    stale.parent.mkdir(exist_ok=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tree.path),
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            str(stale),
+            "HEAD",
+        ],
+        check=True,
+    )
+    again = prove(
+        toy_project, tree, related=False, out_dir=tmp_path / "b", stream=False
+    )
+    assert again.red.cached and again.green.cached
+    assert not stale.exists()
+    assert_fork_intact(tree)
+
+
 def test_node_id_and_helpers() -> None:
     files = frozenset({"tests/a/test_x.py", "tests/test_y.py"})
     assert (

@@ -264,6 +264,8 @@ def materialize(
             "resets it, not even with --force: pick another folder "
             "(forkkit materialize --dest DIR)"
         )
+    for old in repo.prune_stale_worktrees():  # a killed run's, even if all is cached
+        say(f"removed stale worktree {old}")
     if not force:
         current = _check(repo, rec, spec=spec, series=series)
         if current is not None:

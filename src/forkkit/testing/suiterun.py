@@ -197,6 +197,8 @@ class ForkRuns:
         the fork tree is never edited. A finished run is kept in the cache.
         """
         repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
+        for old in repo.prune_stale_worktrees():  # even when the run is cached
+            say(f"removed stale worktree {old}")
         head_id, source = _resolve(repo, rev, self.head)
         target, tested = _target(
             repo,

@@ -133,6 +133,12 @@ class WorkTree(GitBound):
         with scratch_index(self._git, self.git_dir(), name) as index:
             yield index
 
+    def prune_stale_worktrees(self) -> list[Path]:
+        """Remove the scratch worktrees a killed forkkit left (dead pid)."""
+        from forkkit.vcs.worktree import prune_stale
+
+        return prune_stale(self._git)
+
     @contextmanager
     def worktree(self, rev: str, tag: str) -> Iterator[Self]:
         """A detached scratch worktree of ``rev`` (the same kind of object),

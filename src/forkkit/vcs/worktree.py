@@ -38,6 +38,9 @@ def prune_stale(git: Git) -> list[Path]:
                 if pid.isdigit() and not pid_alive(int(pid)):
                     _remove(git, wt)
                     removed.append(wt)
+            if removed:
+                with suppress(OSError):
+                    root.rmdir()  # only when no other scratch worktree is left
         git.run("worktree", "prune", check=False)
     return removed
 
