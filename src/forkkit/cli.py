@@ -158,7 +158,10 @@ def _dispatch(
     """Run a command; writing commands hold the workdir lock and recover first."""
     if command.read_only:
         return handler(args, cfg)
-    with cfg.work.lock(command=f"forkkit {args.command}", wait=args.wait):
+    with (
+        cfg.work.lock(command=f"forkkit {args.command}", wait=args.wait),
+        txn.checkout_lock(cfg.root, wait=args.wait),
+    ):
         done = txn.recover(cfg.root)
         if done:
             say(f"{cfg.root}: {done} an interrupted update of patches/ and fork.toml")

@@ -10,8 +10,11 @@ was interrupted (kill -9 included) and discards one that was not.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +26,26 @@ _STAGED = ".forkkit-new"
 
 def _staged(target: Path) -> Path:
     return target.with_name(f".{target.name}{_STAGED}")
+
+
+@contextmanager
+def checkout_lock(root: Path, *, wait: bool = False) -> Iterator[None]:
+    """Hold the checkout's write lock for the block: an flock on its folder
+    (no file is written), so two commands with different workdirs never
+    write one ``patches/`` and journal at once. The kernel drops it when the
+    holder dies, kill -9 included."""
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise ForkkitError(
+                f"{root}: another forkkit command is writing this checkout (with "
+                "another workdir); wait for it to finish, or rerun with --wait"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -198,3 +198,44 @@ def test_recovery_removes_what_a_killed_staging_left(tmp_path: Path) -> None:
     # with no journal at all (killed while writing it), the temp file goes too
     left[0].write_text("partial")
     assert txn.recover(tmp_path) is None and not left[0].exists()
+
+
+CHECKOUT_HOLD = """
+import sys, time
+from pathlib import Path
+from forkkit import txn
+with txn.checkout_lock(Path(sys.argv[1])):
+    print("held", flush=True)
+    time.sleep(30)
+"""
+
+
+@pytest.mark.e2e
+def test_two_workdirs_never_write_one_checkout_at_once(
+    toy_project_cli: Path, tmp_path: Path
+) -> None:
+    """Issue 25, 7: the journal is per checkout but the lock was per workdir,
+    so a second command with another FORKKIT_WORKDIR wrote the same patches/
+    (and journal) at the same time."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHECKOUT_HOLD, str(toy_project_cli)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        env = {**os.environ, "FORKKIT_WORKDIR": str(tmp_path / "other-wd")}
+        run = subprocess.run(
+            [sys.executable, "-m", "forkkit", "export"],
+            cwd=toy_project_cli,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 2, run.stderr
+        lines = [x for x in run.stderr.splitlines() if x.startswith("forkkit: error")]
+        assert len(lines) == 1 and "is writing this checkout" in lines[0]
+    finally:
+        proc.kill()
+        proc.wait()
