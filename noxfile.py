@@ -43,6 +43,15 @@ def unit(session: nox.Session) -> None:
 
 
 @nox.session(python=PY)
+def fuzz(session: nox.Session) -> None:
+    """The fuzzed-input tests with many examples (hypothesis profile 'fuzz';
+    the tests session runs a bounded number)."""
+    session.install("-e", ".[test]")
+    session.env["FORKKIT_FUZZ"] = "fuzz"
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_fuzz.py")
+
+
+@nox.session(python=PY)
 def tests(session: nox.Session) -> None:
     """The toolkit's own tests: unit, contract and integration (real pinned vLLM).
 

@@ -382,3 +382,15 @@ def test_a_journal_naming_files_outside_the_checkout_is_not_followed(
     assert "Traceback" not in proc.stderr
     assert victim.read_text() == "mine\n"
     assert proc.returncode == 2 and str(journal) in proc.stderr, proc.stderr
+
+
+def test_a_patch_with_crlf_line_endings_says_so(project: ForkConfig) -> None:
+    """Issue 24: a patch converted to CRLF was blamed on a hunk ('refresh the
+    patch'); the message now names the line endings."""
+    patch = next(project.patches_dir.glob("0001-*.patch"))
+    patch.write_bytes(patch.read_bytes().replace(b"\n", b"\r\n"))
+    proc, _ = _run(project, "materialize")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"forkkit: error: {patch.name}: ")
+    assert "CRLF" in last and "convert them to LF" in last

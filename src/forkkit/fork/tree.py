@@ -68,6 +68,12 @@ def make_base(repo: Repo, spec: UpstreamSpec, work: Workdir) -> tuple[str, str |
 
 def apply_failure(patch: Patch, result: ApplyResult, label: str) -> ForkkitError:
     """A one-line error naming the patch, the file and the hunk that failed."""
+    if b"\r\n" in patch.path.read_bytes():
+        return ForkkitError(
+            f"{patch.name}: does not apply to {label}, and its lines end in CRLF "
+            "(an editor or git's autocrlf converted it): convert them to LF "
+            "(e.g. dos2unix); this repository keeps *.patch eol=lf in .gitattributes"
+        )
     if result.kind == "hunk":
         where = failed_hunk(patch, result.path, result.line)
         return ForkkitError(

@@ -217,9 +217,10 @@ def parse_diff(text: str, source: str = "diff") -> Diff:
     try:
         patch_set = PatchSet(text)
     except UnidiffParseError as exc:
+        crlf = " (its lines end in CRLF: convert them to LF)" if "\r\n" in text else ""
         raise ForkkitError(
-            f"{source}: not a unified diff ({exc}); pass git format-patch output "
-            "or a plain 'diff -u'/'git diff'"
+            f"{source}: not a unified diff ({' '.join(str(exc).split())}){crlf}; "
+            "pass git format-patch output or a plain 'diff -u'/'git diff'"
         ) from None
     lines = _LINES.findall(text)
     files = tuple(_file(pf, lines) for pf in patch_set)
