@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import nox
 
@@ -49,6 +51,31 @@ def fuzz(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.env["FORKKIT_FUZZ"] = "fuzz"
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_fuzz.py")
+
+
+@nox.session(python=PY)
+def crash(session: nox.Session) -> None:
+    """The crash contract at every write point of materialize, export, rebase
+    --apply and red-green (SIGKILL, and Ctrl-C twice); prints the count of
+    crash states checked per command (the tests session checks a sample)."""
+    session.install("-e", ".[test]")
+    summary = Path(session.create_tmp()) / "crash-states.jsonl"
+    summary.unlink(missing_ok=True)
+    session.env.update(FORKKIT_CRASH="all", FORKKIT_CRASH_SUMMARY=str(summary))
+    session.run(
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *_xdist(),
+        "tests/unit/test_crash_points.py",
+    )
+    for line in summary.read_text().splitlines():
+        row = json.loads(line)
+        session.log(
+            f"{row['command']} ({row['kind']}): {row['checked']} of "
+            f"{row['points']} write points crashed and recovered"
+        )
 
 
 @nox.session(python=PY)

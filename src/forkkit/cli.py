@@ -153,9 +153,15 @@ def build_parser(
 
 
 def _dispatch(
-    command: Command, handler: Handler, args: argparse.Namespace, *, cfg: ForkConfig
+    command: Command,
+    handler: Handler,
+    args: argparse.Namespace,
+    *,
+    load: Callable[[], ForkConfig],
 ) -> int:
-    """Run a command; writing commands hold the workdir lock and recover first."""
+    """Run a command; writing commands hold the locks and recover first (and
+    read fork.toml again when the recovery finished an update of it)."""
+    cfg = load()
     if command.read_only:
         return handler(args, cfg)
     with (
@@ -165,6 +171,8 @@ def _dispatch(
         done = txn.recover(cfg.root)
         if done:
             say(f"{cfg.root}: {done} an interrupted update of patches/ and fork.toml")
+        if done == "finished":
+            cfg = load()  # the config read before the recovery is the old one
         return handler(args, cfg)
 
 
@@ -198,10 +206,12 @@ def _main(argv: list[str] | None) -> int:
     args = parser.parse_args(argv)
     try:
         common = CommonOptions.from_namespace(args)
-        cfg = common.apply_upstream(load_config(args.config))
         check_path_options(common)
         return _dispatch(
-            command_named(args.command), handlers[args.command], args, cfg=cfg
+            command_named(args.command),
+            handlers[args.command],
+            args,
+            load=lambda: common.apply_upstream(load_config(args.config)),
         )
     except ForkkitError as exc:
         msg = " ".join(str(exc).split("\n"))

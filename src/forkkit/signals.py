@@ -20,10 +20,32 @@ class Interrupted(KeyboardInterrupt):
 # and publishing that the first signal unwinds through cannot be interrupted.
 _DEPTH: list[int] = [0]
 _FIRED: list[int] = []
+_DEFER: list[int] = [0]  # inside deferred(): a signal waits for its end
+_PENDING: list[int] = []
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
-    if not _FIRED:
+    if _FIRED:
+        return
+    if _DEFER[0]:
+        _PENDING.append(signum)
+        return
+    _FIRED.append(signum)
+    raise Interrupted(signal.Signals(signum).name)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """A step that must not be cut in half (moving a committed transaction's
+    files into place): a signal during it acts once it is done."""
+    _DEFER[0] += 1
+    try:
+        yield
+    finally:
+        _DEFER[0] -= 1
+    if not _DEFER[0] and _PENDING and not _FIRED:
+        signum = _PENDING.pop(0)
+        _PENDING.clear()
         _FIRED.append(signum)
         raise Interrupted(signal.Signals(signum).name)
 

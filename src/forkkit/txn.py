@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from forkkit import faults, signals
 from forkkit.errors import ForkkitError
 
 JOURNAL = ".forkkit-txn.json"
@@ -57,6 +58,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        faults.point(f"replace {path.name}")
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -94,22 +96,25 @@ class FileTransaction:
             for path, data in self.writes.items():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_atomic(_staged(path), data)
-            write_atomic(journal, json.dumps({"state": "commit", **ops}).encode())
+            with signals.deferred():  # from the commit point to the last move
+                write_atomic(journal, json.dumps({"state": "commit", **ops}).encode())
+                _finish(journal, ops)
         except OSError as exc:
             recover(self.root)
             raise ForkkitError(
                 f"{exc.filename or self.root}: cannot write ({exc.strerror}); "
                 "nothing was changed, check the folder's permissions"
             ) from None
-        _finish(journal, ops)
 
 
 def _finish(journal: Path, ops: dict[str, list[str]]) -> None:
     for name in ops["writes"]:
         staged = _staged(Path(name))
         if staged.exists():
+            faults.point(f"move {Path(name).name}")
             os.replace(staged, name)
     for name in ops["deletes"]:
+        faults.point(f"delete {Path(name).name}")
         Path(name).unlink(missing_ok=True)
     journal.unlink(missing_ok=True)
 
@@ -142,7 +147,7 @@ def _sweep(targets: list[Path]) -> None:
     ``targets`` (their own, and their staged copies'): ``.NAME.tmp-PID`` of
     processes that are gone."""
     for target in targets:
-        for name in (target.name, _staged(target).name.lstrip(".")):
+        for name in (target.name, _staged(target).name):
             for tmp in target.parent.glob(f".{name}.tmp-*"):
                 if _dead(tmp.name.rsplit("-", 1)[1]):
                     tmp.unlink(missing_ok=True)

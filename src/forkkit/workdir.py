@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from forkkit import faults
 from forkkit.errors import ForkkitError
 from forkkit.process import pid_alive
 
@@ -211,6 +212,7 @@ class ReportFolder:
             return self.dest
         self.dest.parent.mkdir(parents=True, exist_ok=True)
         old = self.path.with_name(f"{self.path.name}.old")
+        faults.point(f"publish {self.dest.name}")
         if self.dest.exists():
             os.replace(self.dest, old)
         os.replace(self.path, self.dest)

@@ -22,6 +22,7 @@ INFRA = (
     "process",
     "errors",
     "config",
+    "faults",
 )
 COMMANDS = ("commands", "cli", "cliopts")
 
@@ -204,22 +205,24 @@ def test_no_import_cycle() -> None:
 
 # What each package may import of forkkit besides itself: the README's layout
 # table, column "may import" (a change to one is a change to both).
-_HELPERS = ("errors", "signals", "process", "txn", "workdir", "config")
+_HELPERS = ("errors", "faults", "signals", "process", "txn", "workdir", "config")
 _INFRA = {
     "errors": set(),
+    "faults": set(),
     "signals": set(),
     "process": set(),
     "output": {"errors"},
-    "txn": {"errors"},
-    "workdir": {"errors", "output", "process"},
+    "txn": {"errors", "faults", "signals"},
+    "workdir": {"errors", "faults", "output", "process"},
     "config": {"errors", "workdir"},
     "cliopts": {"config"},
     "patches": {"errors"},
-    "vcs": {"errors", "output", "process"},
-    "upstream": {"config", "errors", "output", "process", "vcs"},
+    "vcs": {"errors", "faults", "output", "process"},
+    "upstream": {"config", "errors", "faults", "output", "process", "vcs"},
     "fork": {"config", "errors", "output", "patches", "txn", "upstream", "vcs"}
     | {"workdir"},
-    "testing": {"config", "errors", "fork", "output", "patches", "process"}
+    "testing": {"config", "errors", "faults", "fork", "output", "patches"}
+    | {"process"}
     | {"signals", "vcs", "workdir"},
     "scripts": set(),
 }

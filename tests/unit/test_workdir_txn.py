@@ -181,11 +181,11 @@ def test_recovery_removes_what_a_killed_staging_left(tmp_path: Path) -> None:
     dead, alive = _dead_pid(), os.getpid()
     left = [
         tmp_path / f".{txn.JOURNAL}.tmp-{dead}",  # killed writing the journal
-        patches / f".0001-a.patch.forkkit-new.tmp-{dead}",  # ... a staged file
+        patches / f"..0001-a.patch.forkkit-new.tmp-{dead}",  # ... a staged file
     ]
     for p in left:
         p.write_text("partial")
-    busy = patches / f".0001-a.patch.forkkit-new.tmp-{alive}"  # a live writer's
+    busy = patches / f"..0001-a.patch.forkkit-new.tmp-{alive}"  # a live writer's
     busy.write_text("in progress")
     mine = patches / ".notes.tmp-1"  # not forkkit's naming: never touched
     mine.write_text("mine")

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forkkit import faults
 from forkkit.output.progress import say
 from forkkit.testing.env import TestEnv, caller_env, installed
 from forkkit.testing.pytest_run import PytestRun
@@ -178,6 +179,7 @@ class ResultCache:
             shutil.copyfile(run.log, tmp / LOG)
             meta["sha256"] = {name: _sha256(tmp / name) for name in (JUNIT, LOG)}
             (tmp / META).write_text(json.dumps(meta, indent=2) + "\n")
+            faults.point(f"cache {entry.name[:12]}")
             if entry.exists():
                 shutil.rmtree(entry, ignore_errors=True)
             os.replace(tmp, entry)

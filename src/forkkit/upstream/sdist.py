@@ -17,6 +17,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from forkkit import faults
 from forkkit.config import UpstreamSpec, check_url
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
@@ -59,6 +60,7 @@ def _download(url: str, dest: Path) -> None:
     except (urllib.error.URLError, OSError, ValueError) as exc:
         tmp.unlink(missing_ok=True)
         raise ForkkitError(f"{url}: download failed ({exc}); retry later") from None
+    faults.point(f"download {dest.name}")
     tmp.replace(dest)
 
 
@@ -280,6 +282,7 @@ def _extract_into(archive: Path, dest: Path, sha256: str) -> None:
             raise OSError(f"cannot read back {top}")
         (top / EXTRACT_MANIFEST).write_bytes(manifest)
         (top / EXTRACT_MARKER).write_text(sha256 + "\n")
+        faults.point(f"extract {dest.name}")
         if dest.exists():
             dest.rename(old)
         top.rename(dest)

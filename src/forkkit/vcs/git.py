@@ -12,6 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from forkkit import faults
 from forkkit.errors import ForkkitError
 
 # A fixed identity and clock make the materialized commits reproducible:
@@ -19,6 +20,13 @@ from forkkit.errors import ForkkitError
 BOT_NAME = "vllm-fork-kit"
 BOT_EMAIL = "fork-kit@users.noreply.github.com"
 FIXED_DATE = "2000-01-01T00:00:00+0000"
+
+# git subcommands that only read: every other one is a write point (faults)
+_READS = frozenset(
+    {"rev-parse", "cat-file", "log", "diff", "ls-tree", "ls-files", "status"}
+    | {"for-each-ref", "merge-base", "symbolic-ref", "rev-list", "patch-id"}
+    | {"show", "range-diff", "check-attr", "--version", "version", "var"}
+)
 
 
 # git's message for a lock file left in place: "Unable to create 'P.lock': File exists."
@@ -75,6 +83,8 @@ class Git:
         extra_env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """Run ``git ARGS``; raise :class:`GitError` on failure when ``check``."""
+        if args and args[0] not in _READS:
+            faults.point(f"git {args[0]}")
         env = self.env()
         if extra_env:
             env.update(extra_env)

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The crash contract, checked at write points rather than at chosen lines
+(issue 24, 1): each command runs once counting its write points
+(``FORKKIT_FAULT=count:FILE``, :mod:`forkkit.faults`), then once per chosen
+point on a fresh copy of the project, killed there (SIGKILL, or Ctrl-C twice).
+After each crash: ``patches/`` and ``fork.toml`` are byte-identical to before
+or completely updated, ``status`` and the next plain ``materialize`` work
+without ``--force``, and no red/green report stands for a run that did not
+finish.
+
+The tests session checks a sample of points per command; ``./dev -s crash``
+checks every one (``FORKKIT_CRASH=all``) and prints the count per command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.synthetic import (
+    CALC_CONTEXT_MOVED,
+    SyntheticUpstream,
+    make_project,
+    toy_release,
+    toy_testenv_python,
+)
+
+SRC = str(Path(__file__).parents[2] / "src")
+SAMPLE = 6  # points per command and kind in the tests session
+pytestmark = pytest.mark.contract
+
+
+def _forkkit(root: Path, *args: str, fault: str = "") -> int:
+    """Run forkkit in ``root``; its exit code (stderr kept in ``LAST``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FORKKIT_")}
+    env |= {"PYTHONPATH": SRC, "FORKKIT_TESTENV_PYTHON": toy_testenv_python()}
+    if fault:
+        env["FORKKIT_FAULT"] = fault
+    proc = subprocess.run(
+        [sys.executable, "-m", "forkkit", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    LAST[:] = [proc.stderr]
+    return proc.returncode
+
+
+LAST: list[str] = [""]
+
+
+def _user_files(root: Path, *, staged: bool = True) -> dict[str, bytes]:
+    """fork.toml and patches/; ``staged``: with forkkit's hidden staging
+    files (present between a crash and the recovery of the next command)."""
+    files = {"fork.toml": (root / "fork.toml").read_bytes()}
+    for p in sorted((root / "patches").iterdir()):
+        if p.is_file() and (staged or not p.name.startswith(".")):
+            files[f"patches/{p.name}"] = p.read_bytes()
+    return files
+
+
+def _differs(got: dict[str, bytes], want: dict[str, bytes]) -> str:
+    """The files that differ, with the first differing line of each."""
+    out = []
+    for name in sorted(got.keys() | want.keys()):
+        a, b = got.get(name), want.get(name)
+        if a == b:
+            continue
+        if a is None or b is None:
+            out.append(f"{name}: {'missing' if a is None else 'extra'}")
+            continue
+        pairs = zip(a.splitlines(), b.splitlines(), strict=False)
+        first = next(((x, y) for x, y in pairs if x != y), (b"(length)", b""))
+        out.append(f"{name}: {first[0]!r} != {first[1]!r}")
+    return "; ".join(out)
+
+
+def _one_of(
+    got: dict[str, bytes], before: dict[str, bytes], after: dict[str, bytes]
+) -> str:
+    """'' when ``got`` is ``before`` or ``after``; else how it differs."""
+    if got in (before, after):
+        return ""
+    return f"vs before: {_differs(got, before)} | vs after: {_differs(got, after)}"
+
+
+def _committed(root: Path) -> bool:
+    """A journal in its commit state: the next command finishes it."""
+    journal = root / ".forkkit-txn.json"
+    return journal.exists() and json.loads(journal.read_text())["state"] == "commit"
+
+
+def _materialized(root: Path) -> None:
+    assert _forkkit(root, "materialize") == 0
+
+
+def _with_a_commit(root: Path) -> None:
+    _materialized(root)
+    fork = root / ".forkkit" / "fork"
+    (fork / "toy" / "new.py").write_text("NEW = 1\n")
+    git = ["git", "-C", str(fork), "-c", "user.name=U", "-c", "user.email=u@x"]
+    subprocess.run([*git, "add", "toy/new.py"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "[Misc] new"], check=True)
+
+
+REBASE = ["rebase", "--onto", "toy==1.1", "--apply", "--apply-unproven"]
+# name -> (set-up, the command, the next plain command after a crash)
+SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
+    "materialize": (lambda root: None, ["materialize"], ["materialize"]),
+    "export": (_with_a_commit, ["export"], ["export"]),
+    "rebase --apply": (_materialized, [*REBASE, "--no-red-green"], ["materialize"]),
+    "red-green": (_materialized, ["red-green", "--no-related"], ["red-green"]),
+}
+
+
+def _points(names: list[str]) -> list[int]:
+    """The write points to crash at: all (``FORKKIT_CRASH=all``), a list
+    (``FORKKIT_CRASH=3,7``), or a sample: evenly spread, plus the first move
+    after each commit point (where a half-finished update is likeliest)."""
+    total = len(names)
+    chosen = os.environ.get("FORKKIT_CRASH", "")
+    if chosen[:1].isdigit():  # a list of points, to look at one crash state
+        return [int(n) for n in chosen.split(",") if int(n) <= total]
+    if chosen == "all" or total <= SAMPLE:
+        return list(range(1, total + 1))
+    step = (total - 1) / (SAMPLE - 1)
+    spread = {1 + round(i * step) for i in range(SAMPLE)}
+    moves = {
+        i + 1
+        for i, what in enumerate(names)
+        if what.startswith("move") and (i == 0 or not names[i - 1].startswith("move"))
+    }
+    return sorted(spread | moves)
+
+
+def _check_report(root: Path) -> None:
+    """A red/green report present after a crash is a finished, whole one."""
+    folder = root / ".forkkit" / "reports" / "red_green"
+    report = folder / "red_green.json"
+    if report.exists():
+        assert not (folder / "FAILED.txt").exists()
+        assert isinstance(json.loads(report.read_text())["valid"], bool)
+
+
+@pytest.mark.parametrize("kind", ["kill", "int2"])
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_every_write_point_recovers(
+    tmp_path: Path,
+    toy_upstream: SyntheticUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    kind: str,
+) -> None:
+    monkeypatch.delenv("FORKKIT_WORKDIR", raising=False)
+    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
+    template = tmp_path / "template"
+    make_project(template, toy_upstream, "1.0")
+    setup, args, again = SCENARIOS[name]
+    setup(template)
+    before = _user_files(template)
+    counted = tmp_path / "counted"
+    shutil.copytree(template, counted, symlinks=True)
+    log = tmp_path / "points.txt"
+    assert _forkkit(counted, *args, fault=f"count:{log}") == 0
+    after = _user_files(counted)
+    names = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
+    total = len(names)
+    assert total > 0
+    checked = 0
+    for n in _points(names):
+        root = tmp_path / f"{kind}-{n}"
+        shutil.copytree(template, root, symlinks=True)
+        rc = _forkkit(root, *args, fault=f"{kind}:{n}")
+        assert rc != 0, f"{name}: point {n} of {total} did not stop it"
+        crashed = _user_files(root, staged=False)
+        if not _committed(root):  # a killed commit: the next command ends it
+            assert not (d := _one_of(crashed, before, after)), f"{name} {n}: {d}"
+        assert _forkkit(root, "status") == 0, f"{name}: point {n}"
+        assert _forkkit(root, *again) == 0, f"{name} {n}, {again}: {LAST[0][-900:]}"
+        d = _one_of(_user_files(root), before, after)
+        assert not d, f"{name} {n}, after {again}: {d}"
+        _check_report(root)
+        shutil.rmtree(root)
+        checked += 1
+    summary = os.environ.get("FORKKIT_CRASH_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as fh:
+            fh.write(
+                json.dumps(
+                    {"command": name, "kind": kind, "points": total, "checked": checked}
+                )
+                + "\n"
+            )
