@@ -171,7 +171,7 @@ def test_every_write_point_recovers(
     counted = tmp_path / "counted"
     shutil.copytree(template, counted, symlinks=True)
     log = tmp_path / "points.txt"
-    assert _forkkit(counted, *args, fault=f"count:{log}") == 0
+    assert _forkkit(counted, *args, fault=f"count:{log}") == 0, LAST[0][-2000:]
     after = _user_files(counted)
     names = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
     total = len(names)

@@ -610,6 +610,30 @@ def test_a_stale_worktree_goes_even_when_every_run_is_cached(
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
+def test_a_pytest_config_above_the_fork_tree_changes_nothing(
+    toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork tree without its own pytest config, under a folder that has one
+    (the checkout the workdir sits in): pytest took that folder as rootdir,
+    red (in a scratch worktree) and green (in place) got different test ids,
+    and the proof said 'no FAIL_TO_PASS' (seen under nox's TMPDIR)."""
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    (outer / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (outer / "conftest.py").write_text(
+        "import pytest\n\n@pytest.fixture(autouse=True)\n"
+        "def _boom():\n    raise RuntimeError('above')\n"
+    )
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(outer / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", sys.executable)
+    cfg = project(outer, toy_upstream)
+    tree = materialize(cfg)
+    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    assert result.valid, result.problems
+    assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
+
+
 def test_node_id_and_helpers() -> None:
     files = frozenset({"tests/a/test_x.py", "tests/test_y.py"})
     assert (

@@ -55,13 +55,18 @@ class PytestRun:
 def pytest_command(
     env: TestEnv, targets: list[str], junit: Path, *, extra: list[str]
 ) -> list[str]:
-    """The exact pytest command line (also shown in reports)."""
+    """The exact pytest command line (also shown in reports). It runs in the
+    tree, and the tree is its rootdir and the top of its conftest.py files:
+    a folder above it (the checkout the workdir sits in, with its own pytest
+    configuration or conftest.py) never changes the test ids or the run."""
     return [
         str(env.python),
         "-m",
         "pytest",
         "-p",
         "no:cacheprovider",
+        "--rootdir=.",
+        "--confcutdir=.",
         "-q",
         "-rfE",
         f"--junitxml={junit}",
