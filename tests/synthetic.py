@@ -520,3 +520,13 @@ def fixed_fork(
     changes = [("[Bugfix] limit", {"toy/calc.py": FIXED_CALC, **tests})]
     cfg = make_project(tmp_path / "proj", up, "1.0", changes=changes)
     return cfg, tmp_path / "r"
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (what a killed run leaves in a
+    file name)."""
+    code = "import os; print(os.getpid())"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return int(proc.stdout)

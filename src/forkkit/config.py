@@ -239,7 +239,12 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ForkkitError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
     root = path.parent
-    # Other tables are left to the commands that read them (cfg.path).
+    unknown = sorted(set(data) - set(_KNOWN))
+    if unknown:  # a typo'd table ([work_dir]) or a root key
+        raise ForkkitError(
+            f"{path.name}: unknown table or key '{unknown[0]}'; expected "
+            + ", ".join(f"[{name}]" for name in _KNOWN)
+        )
     upstream = _upstream(data, path)
     pt = _table(data, "patches", path.name)
     where = f"{path.name} [patches]"

@@ -25,6 +25,7 @@ import pytest
 
 from forkkit.cli import build_parser
 from forkkit.config import ForkConfig
+from tests.synthetic import dead_pid
 
 BAD_URLS = ["ht!tp://example.org/simple", "not a url"]
 # Extra arguments a command needs to get past argument parsing.
@@ -394,3 +395,25 @@ def test_a_patch_with_crlf_line_endings_says_so(project: ForkConfig) -> None:
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith(f"forkkit: error: {patch.name}: ")
     assert "CRLF" in last and "convert them to LF" in last
+
+
+def test_a_typod_table_in_fork_toml_is_refused(project: ForkConfig) -> None:
+    """Issue 24: '[work_dir]' was accepted silently (the workdir fell back to
+    .forkkit)."""
+    with project.path.open("a") as fh:
+        fh.write('\n[work_dir]\npath = "elsewhere"\n')
+    proc, before = _run(project, "materialize")
+    assert_one_line_error(proc, "fork.toml", "unknown table or key 'work_dir'")
+    before.assert_same(project.root, project.workdir)
+
+
+def test_a_download_a_killed_run_left_is_removed(project: ForkConfig) -> None:
+    """Issue 24: a '.part' file of an interrupted download stayed forever."""
+    dead = dead_pid()
+    cache = project.work.sdist_cache
+    cache.mkdir(parents=True, exist_ok=True)
+    part = cache / f"toy-1.0.tar.gz.{dead}.part"
+    part.write_bytes(b"half")
+    proc, _ = _run(project, "fetch")
+    assert proc.returncode == 0, proc.stderr
+    assert not part.exists()

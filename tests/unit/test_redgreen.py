@@ -31,6 +31,7 @@ from tests.synthetic import (
     FIX_TEST,
     FIXED_CALC,
     SyntheticUpstream,
+    dead_pid,
     make_project,
     toy_breaking_fix_changes,
     toy_import_fix_changes,
@@ -580,12 +581,7 @@ def test_a_stale_worktree_goes_even_when_every_run_is_cached(
     new one was made; a rerun served from the result cache left it."""
     tree = materialize(toy_project)
     prove(toy_project, tree, related=False, out_dir=tmp_path / "a", stream=False)
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    dead = dead_pid()
     stale = scratch_root(tree.path) / f"{tree.path.name}-red_green_red-{dead}"
     stale.parent.mkdir(exist_ok=True)
     subprocess.run(

@@ -15,6 +15,7 @@ from forkkit import txn
 from forkkit.errors import ForkkitError
 from forkkit.txn import FileTransaction
 from forkkit.workdir import Workdir, WorkdirBusy
+from tests.synthetic import dead_pid
 
 HOLD = """
 import sys, time
@@ -161,16 +162,6 @@ def test_a_read_only_folder_changes_nothing(tmp_path: Path) -> None:
         target.parent.chmod(0o755)
 
 
-def _dead_pid() -> int:
-    proc = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(proc.stdout)
-
-
 def test_recovery_removes_what_a_killed_staging_left(tmp_path: Path) -> None:
     """Issue 25, 7: a kill -9 inside a staged write (or the journal's own)
     left '.NAME.tmp-PID' files in patches/ that no command removed."""
@@ -178,7 +169,7 @@ def test_recovery_removes_what_a_killed_staging_left(tmp_path: Path) -> None:
     patches.mkdir()
     a = patches / "0001-a.patch"
     a.write_text("a\n")
-    dead, alive = _dead_pid(), os.getpid()
+    dead, alive = dead_pid(), os.getpid()
     left = [
         tmp_path / f".{txn.JOURNAL}.tmp-{dead}",  # killed writing the journal
         patches / f"..0001-a.patch.forkkit-new.tmp-{dead}",  # ... a staged file

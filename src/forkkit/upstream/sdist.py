@@ -21,7 +21,7 @@ from forkkit import faults
 from forkkit.config import UpstreamSpec, check_url
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
-from forkkit.process import exclusive
+from forkkit.process import exclusive, pid_alive
 from forkkit.upstream.index import (
     SdistRef,
     resolve_sdist,
@@ -46,6 +46,12 @@ def sha256_file(path: Path) -> str:
 
 
 def _download(url: str, dest: Path) -> None:
+    """``url`` into ``dest`` whole or not at all (a ``.part`` file beside it,
+    removed however the download ends; one a killed run left goes first)."""
+    for old in dest.parent.glob(f"{dest.name}.*.part"):
+        pid = old.name.removesuffix(".part").rsplit(".", 1)[-1]
+        if pid.isdigit() and not pid_alive(int(pid)):
+            old.unlink(missing_ok=True)
     tmp = dest.with_name(f"{dest.name}.{os.getpid()}.part")
     try:
         fh = tmp.open("wb")
@@ -60,6 +66,9 @@ def _download(url: str, dest: Path) -> None:
     except (urllib.error.URLError, OSError, ValueError) as exc:
         tmp.unlink(missing_ok=True)
         raise ForkkitError(f"{url}: download failed ({exc}); retry later") from None
+    except BaseException:  # Ctrl-C, SIGTERM: no .part file stays behind
+        tmp.unlink(missing_ok=True)
+        raise
     faults.point(f"download {dest.name}")
     tmp.replace(dest)
 
