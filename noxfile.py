@@ -56,8 +56,8 @@ def fuzz(session: nox.Session) -> None:
 @nox.session(python=PY)
 def crash(session: nox.Session) -> None:
     """The crash contract at every write point of materialize, export, rebase
-    --apply and red-green (SIGKILL, and Ctrl-C twice); prints the count of
-    crash states checked per command (the tests session checks a sample)."""
+    --apply, red-green, reconcile and watch (SIGKILL, and Ctrl-C twice); prints
+    the count of crash states checked per command (tests checks a sample)."""
     session.install("-e", ".[test]")
     summary = Path(session.create_tmp()) / "crash-states.jsonl"
     summary.unlink(missing_ok=True)

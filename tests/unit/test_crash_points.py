@@ -25,11 +25,14 @@ from pathlib import Path
 import pytest
 
 from tests.synthetic import (
+    BUGGY,
     CALC_CONTEXT_MOVED,
+    CALC_FIXED_BY_DECORATOR,
     SyntheticUpstream,
     make_project,
     toy_release,
     toy_testenv_python,
+    write_patch,
 )
 
 SRC = str(Path(__file__).parents[2] / "src")
@@ -114,12 +117,23 @@ def _with_a_commit(root: Path) -> None:
 
 
 REBASE = ["rebase", "--onto", "toy==1.1", "--apply", "--apply-unproven"]
+RECONCILE = ["reconcile", "--with", "their.patch", "--resend", "off"]
+
+
+# name -> (set-up, the command, the next plain command after a crash)
+def _with_a_competitor(root: Path) -> None:
+    _materialized(root)
+    write_patch(BUGGY, {"toy/calc.py": CALC_FIXED_BY_DECORATOR}, root / "their.patch")
+
+
 # name -> (set-up, the command, the next plain command after a crash)
 SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "materialize": (lambda root: None, ["materialize"], ["materialize"]),
     "export": (_with_a_commit, ["export"], ["export"]),
     "rebase --apply": (_materialized, [*REBASE, "--no-red-green"], ["materialize"]),
     "red-green": (_materialized, ["red-green", "--no-related"], ["red-green"]),
+    "reconcile": (_with_a_competitor, RECONCILE, RECONCILE),
+    "watch": (_materialized, ["watch", "--focused-only"], ["watch", "--focused-only"]),
 }
 
 
@@ -171,7 +185,9 @@ def test_every_write_point_recovers(
     counted = tmp_path / "counted"
     shutil.copytree(template, counted, symlinks=True)
     log = tmp_path / "points.txt"
-    assert _forkkit(counted, *args, fault=f"count:{log}") == 0, LAST[0][-2000:]
+    ended = _forkkit(counted, *args, fault=f"count:{log}")  # the uncrashed run
+    # a verdict (watch: 10, 30 ...; reconcile: 1 = partly measured), not an error
+    assert ended != 2 and 0 <= ended < 64, LAST[0][-2000:]
     after = _user_files(counted)
     names = [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
     total = len(names)
@@ -186,7 +202,9 @@ def test_every_write_point_recovers(
         if not _committed(root):  # a killed commit: the next command ends it
             assert not (d := _one_of(crashed, before, after)), f"{name} {n}: {d}"
         assert _forkkit(root, "status") == 0, f"{name}: point {n}"
-        assert _forkkit(root, *again) == 0, f"{name} {n}, {again}: {LAST[0][-900:]}"
+        want = ended if again == args else 0
+        got = _forkkit(root, *again)
+        assert got == want, f"{name} {n}, {again}: {LAST[0][-900:]}"
         d = _one_of(_user_files(root), before, after)
         assert not d, f"{name} {n}, after {again}: {d}"
         _check_report(root)
