@@ -20,6 +20,7 @@ from pathlib import Path
 
 from forkkit import faults, signals
 from forkkit.errors import ForkkitError
+from forkkit.process import pid_alive
 
 JOURNAL = ".forkkit-txn.json"
 _STAGED = ".forkkit-new"
@@ -132,16 +133,6 @@ def _confined(journal: Path, root: Path, names: list[object]) -> None:
             )
 
 
-def _dead(pid: str) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except (OSError, ValueError):
-        return False  # alive (another user's), or not a pid
-    return False
-
-
 def _sweep(targets: list[Path]) -> None:
     """Remove the temporary files a killed :func:`write_atomic` left beside
     ``targets`` (their own, and their staged copies'): ``.NAME.tmp-PID`` of
@@ -149,7 +140,8 @@ def _sweep(targets: list[Path]) -> None:
     for target in targets:
         for name in (target.name, _staged(target).name):
             for tmp in target.parent.glob(f".{name}.tmp-*"):
-                if _dead(tmp.name.rsplit("-", 1)[1]):
+                pid = tmp.name.rsplit("-", 1)[1]
+                if pid.isdigit() and not pid_alive(int(pid)):
                     tmp.unlink(missing_ok=True)
 
 

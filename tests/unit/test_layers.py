@@ -212,7 +212,7 @@ _INFRA = {
     "signals": set(),
     "process": set(),
     "output": {"errors"},
-    "txn": {"errors", "faults", "signals"},
+    "txn": {"errors", "faults", "process", "signals"},
     "workdir": {"errors", "faults", "output", "process"},
     "config": {"errors", "workdir"},
     "cliopts": {"config"},

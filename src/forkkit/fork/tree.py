@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from forkkit.config import ForkConfig, UpstreamSpec
-from forkkit.errors import ForkkitError
+from forkkit.errors import ForkkitError, first_few
 from forkkit.fork import state as forkstate
 from forkkit.fork.pristine import pristine_commit
 from forkkit.fork.seriesfiles import load_series
@@ -133,12 +133,6 @@ def _open(dest: Path) -> Repo:
         ) from None
 
 
-def _more(paths: list[str], shown: int = 3) -> str:
-    """The first few paths, and how many more."""
-    more = len(paths) - shown
-    return ", ".join(paths[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
 def _only_forkkit_commits(repo: Repo, head: str) -> bool:
     from forkkit.vcs import BOT_EMAIL
 
@@ -178,7 +172,7 @@ def _check(
     if dirty:
         raise LocalChangesError(
             repo.path,
-            f"uncommitted or untracked files in the fork tree ({_more(dirty)}) "
+            f"uncommitted or untracked files in the fork tree ({first_few(dirty)}) "
             "would be lost by the rebuild; commit them and run 'forkkit export', "
             "move them away, or discard them with 'forkkit materialize --force'",
         )
@@ -210,7 +204,7 @@ def _refuse_user_files(repo: Repo, build: forkstate.Building, series: Series) ->
     if dirty:
         raise LocalChangesError(
             repo.path,
-            f"an unfinished build, and files it did not write ({_more(dirty)}): "
+            f"an unfinished build, and files it did not write ({first_few(dirty)}): "
             "a rebuild would lose them; commit them and run 'forkkit export', "
             "move them away, or discard them with 'forkkit materialize --force'",
         )

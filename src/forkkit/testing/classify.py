@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from forkkit.errors import first_few
 from forkkit.testing.junit import JunitReport, TestOutcome
 
 Category = Literal[
@@ -118,12 +119,6 @@ class GuardFinding:
     blocking: bool = True
 
 
-def _named(items: list[str]) -> str:
-    shown = ", ".join(items[:SHOWN_TESTS])
-    more = len(items) - SHOWN_TESTS
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
 def _green_state(t: TestOutcome | None) -> str:
     """``skipped``/``xfailed``/``xpassed`` when green did not resolve a test."""
     if t is None:
@@ -147,7 +142,7 @@ def unresolved(red: JunitReport, green: JunitReport) -> GuardFinding | None:
         "unresolved",
         f"{len(found)} test(s) that fail on base are not resolved on the fix "
         f"(skipped, xfailed or xpassed count as not resolved): "
-        + _named([f"{t} ({state})" for t, state in found]),
+        + first_few([f"{t} ({state})" for t, state in found], SHOWN_TESTS),
         tuple(t for t, _ in found),
     )
 
@@ -215,6 +210,6 @@ def flaky(reports: list[JunitReport]) -> GuardFinding | None:
     return GuardFinding(
         "flaky",
         f"{len(mixed)} FLAKY test(s): outcomes differ across {len(reports)} runs of "
-        f"the fix: {_named(mixed)}",
+        f"the fix: {first_few(mixed, SHOWN_TESTS)}",
         tuple(mixed),
     )

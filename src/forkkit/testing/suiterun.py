@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
+from forkkit.errors import ForkkitError, first_few
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.output.runprogress import LIVE, short_summary
@@ -89,18 +89,12 @@ def report_folder(
     )
 
 
-def named(paths: Sequence[str]) -> str:
-    """The first few paths, and how many more."""
-    more = len(paths) - SHOWN_FILES
-    return ", ".join(paths[:SHOWN_FILES]) + (f" and {more} more" if more > 0 else "")
-
-
 def require_committed(repo: Repo, what: str) -> None:
     """Refuse (one line naming the files) unless the work tree is exactly HEAD."""
     dirty = repo.dirty()
     if not dirty:
         return
-    shown = named(dirty)
+    shown = first_few(dirty, SHOWN_FILES)
     raise ForkkitError(
         f"{repo.path}: uncommitted changes in the fork tree ({len(dirty)} file(s): "
         f"{shown}); {what} tests committed trees only: commit them and run "
@@ -129,8 +123,9 @@ def refuse_ignored_loadable(repo: Repo, what: str) -> None:
     found = [p for p in repo.ignored() if python_loadable(p)]
     if not found:
         return
+    shown = first_few(found, SHOWN_FILES)
     raise ForkkitError(
-        f"{repo.path}: git-ignored files Python can load ({named(found)}); {what} runs "
+        f"{repo.path}: git-ignored files Python can load ({shown}); {what} runs "
         "committed trees only, and these would reach the run in place: remove "
         "them (or move them out of the fork tree)"
     )
