@@ -8,24 +8,27 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, Protocol, cast
+from typing import Any, NoReturn, Protocol, cast
 
 from forkkit import txn
 from forkkit.cliopts import CommonOptions, check_path_options, set_common_defaults
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
+from forkkit.output.outcome import Outcome, publish
 from forkkit.output.progress import say
 from forkkit.signals import Interrupted, signals_raise
 
-Handler = Callable[[argparse.Namespace, ForkConfig], int]
-
 
 class CommandModule(Protocol):
-    """What a command's ``cli`` module defines: its options and its entry point."""
+    """What a command's ``cli`` module defines: its options, its typed
+    request read from them (checked before any lock is taken), and ``run``,
+    the facade over the services that returns how the command ended."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
-    def main(self, args: argparse.Namespace, cfg: ForkConfig) -> int: ...
+    def request(self, args: argparse.Namespace) -> Any: ...
+
+    def run(self, cfg: ForkConfig, request: Any) -> Outcome: ...
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def _load(command: Command) -> CommandModule:
 
 def build_parser(
     only: str | None = "*",
-) -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+) -> tuple[argparse.ArgumentParser, dict[str, CommandModule]]:
     """The parser and handlers; ``only`` limits which command modules load.
 
     ``"*"`` loads every command module, a name loads just that command's,
@@ -133,7 +136,7 @@ def build_parser(
     )
     parser.add_argument("--wait", action="store_true", help=_WAIT_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
-    handlers: dict[str, Handler] = {}
+    handlers: dict[str, CommandModule] = {}
     for command in COMMANDS:
         load = only == "*" or (only is not None and command_named(only) == command)
         p = sub.add_parser(
@@ -148,22 +151,24 @@ def build_parser(
             module = _load(command)
             module.add_arguments(p)
             for name in (command.name, *command.aliases):
-                handlers[name] = module.main
+                handlers[name] = module
     return parser, handlers
 
 
 def _dispatch(
     command: Command,
-    handler: Handler,
+    module: CommandModule,
     args: argparse.Namespace,
     *,
     load: Callable[[], ForkConfig],
 ) -> int:
-    """Run a command; writing commands hold the locks and recover first (and
-    read fork.toml again when the recovery finished an update of it)."""
+    """Run a command and publish how it ended; writing commands hold the
+    locks and recover first (and read fork.toml again when the recovery
+    finished an update of it)."""
+    request = module.request(args)
     cfg = load()
     if command.read_only:
-        return handler(args, cfg)
+        return publish(module.run(cfg, request))
     with (
         cfg.work.lock(command=f"forkkit {args.command}", wait=args.wait),
         txn.checkout_lock(cfg.root, wait=args.wait),
@@ -173,7 +178,7 @@ def _dispatch(
             say(f"{cfg.root}: {done} an interrupted update of patches/ and fork.toml")
         if done == "finished":
             cfg = load()  # the config read before the recovery is the old one
-        return handler(args, cfg)
+        return publish(module.run(cfg, request))
 
 
 def main(argv: list[str] | None = None) -> int:

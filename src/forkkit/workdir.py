@@ -267,9 +267,26 @@ def _retire(dest: Path, run: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+# Run folders being written, and where each is published (innermost first
+# when one run's folder holds another's, as rebase holds its red-green).
+_STAGED: dict[Path, Path] = {}
+
+
+def published_path(path: Path) -> Path:
+    """Where ``path`` will lie once the run folders holding it are published
+    (``path`` itself when it is in none): what a console message names, so
+    the name still holds after the run. Reports name their files relative to
+    their own folder instead."""
+    for staged in sorted(_STAGED, key=lambda p: len(p.parts), reverse=True):
+        if path.is_relative_to(staged):
+            path = _STAGED[staged] / path.relative_to(staged)
+    return path
+
+
 @contextmanager
 def publishing(run: ReportFolder) -> Iterator[ReportFolder]:
     """Publish ``run`` however the block ends (``FAILED.txt`` if it raised)."""
+    _STAGED[run.path] = run.dest
     try:
         yield run
     except BaseException as exc:
@@ -277,6 +294,8 @@ def publishing(run: ReportFolder) -> Iterator[ReportFolder]:
         (run.path / "FAILED.txt").write_text(f"this run did not finish: {note}\n")
         run.publish()
         raise
+    finally:
+        _STAGED.pop(run.path, None)
     run.publish()
 
 

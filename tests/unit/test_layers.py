@@ -265,3 +265,27 @@ def test_signals_are_entered_once_in_cli_main() -> None:
         if p.name != "signals.py" and "signals_raise()" in p.read_text()
     ]
     assert users == ["cli.py"]
+
+
+def _calls(tree: ast.AST) -> set[str]:
+    """The dotted names called in ``tree`` (``print``, ``sys.stdout.write``)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            out.add(ast.unparse(node.func))
+    return out
+
+
+@pytest.mark.parametrize(
+    "path", sorted((SRC / "commands").glob("*/cli.py")), ids=lambda p: p.parent.name
+)
+def test_each_command_is_a_request_and_a_run_that_prints_nothing(path: Path) -> None:
+    """A command's ``cli`` module reads its typed request and runs it into an
+    ``Outcome``; only the dispatcher's ``publish`` prints, adds the job
+    summary and names the report."""
+    tree = ast.parse(path.read_text())
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert {"add_arguments", "request", "run"} <= defined, path
+    assert "main" not in defined, path
+    printing = {"print", "sys.stdout.write", "sys.stderr.write", "append_step_summary"}
+    assert not _calls(tree) & printing, path

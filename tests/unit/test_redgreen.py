@@ -102,7 +102,9 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert data["fork_head"]["commit"] == tree.head
     for name in ("red", "green", "related"):
         assert (out / f"red_green_{name}.xml").is_file()
-        assert data[name]["junit"] == str(out / f"red_green_{name}.xml")
+        # named relative to the report's own folder: no local paths
+        assert data[name]["junit"] == f"red_green_{name}.xml"
+        assert (out / data[name]["log"]).is_file()
     assert not (out / "FAILED.txt").exists()
     assert_fork_intact(tree)
 

@@ -19,7 +19,7 @@ from forkkit.services.proof.run import prove
 from forkkit.services.rebase.run import Options, rebase, resolve_target
 from forkkit.services.reconcile.run import reconcile
 from forkkit.testing import env as testenv
-from forkkit.testing import pytest_run
+from forkkit.testing import logged, pytest_run
 from forkkit.testing.cache import ResultCache, ResultKey
 from tests.synthetic import (
     CALC_FIXED_BY_DECORATOR,
@@ -167,13 +167,13 @@ def test_key_covers_installed_packages_and_the_callers_env(
 def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Record every pytest command forkkit starts."""
     started: list[list[str]] = []
-    real = pytest_run._start
+    real = logged._start
 
     def spy(cmd: list[str], *args: Any, **kw: Any) -> Any:
         started.append(cmd)
         return real(cmd, *args, **kw)
 
-    monkeypatch.setattr(pytest_run, "_start", spy)
+    monkeypatch.setattr(logged, "_start", spy)
     return started
 
 

@@ -4,6 +4,7 @@ reconcile append their Markdown report to it (toy project, real git + pytest).""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,27 @@ def test_reconcile_appends_its_report(
     assert main(argv) == 0
     md = toy_project.work.report_dir("reconcile") / "reconcile.md"
     assert appended(summary) == md.read_text().rstrip("\n") + "\n\n"
+
+
+@pytest.mark.e2e
+def test_a_report_names_its_files_relative_to_its_folder(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON names its JUnit files and logs relative to the report folder
+    (no run folder's path, no local path); the dispatcher names the report
+    where it was published, after the Markdown on stdout."""
+    out = tmp_path / "proof"
+    assert (
+        main(["--config", str(toy_project.path), "red-green", "--out", str(out)]) == 0
+    )
+    captured = capsys.readouterr()
+    assert captured.out.startswith("## ")  # the Markdown report
+    assert f"report: {out / 'red_green.md'}\njson: {out / 'red_green.json'}" in (
+        captured.err
+    )
+    text = (out / "red_green.json").read_text()
+    assert ".run-" not in text and str(out) not in text
+    data = json.loads(text)
+    for name in ("red", "green", "related"):
+        assert (out / data[name]["junit"]).is_file()
+        assert (out / data[name]["log"]).is_file()

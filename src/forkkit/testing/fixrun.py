@@ -16,6 +16,7 @@ from pathlib import Path
 from forkkit.patches.testids import covers, node_id
 from forkkit.testing.junit import parse_junit_text, subset_xml
 from forkkit.testing.suiterun import SuiteRun
+from forkkit.workdir import published_path
 
 
 def fix_targets(suites: Sequence[str], focused: Sequence[str]) -> list[str]:
@@ -36,13 +37,12 @@ def subset_run(
     targets: Sequence[str],
     tracked: frozenset[str],
     out_dir: Path,
-    shown_dir: Path,
 ) -> SuiteRun:
     """``fix`` restricted to ``targets``, with its own JUnit XML in ``out_dir``."""
     run = dataclasses.replace(fix.run, args=tuple(targets))
     if fix.report is None:
         return dataclasses.replace(fix, name=name, run=run)
-    src = out_dir / fix.run.junit.name
+    src = fix.run.junit
     keep = [
         t
         for t in [*fix.report.tests, *(c.test_id for c in fix.report.collection_errors)]
@@ -51,6 +51,6 @@ def subset_run(
     xml = subset_xml(src.read_text(), keep)
     junit = out_dir / f"{name}.xml"
     junit.write_text(xml)
-    report = parse_junit_text(xml, str(shown_dir / junit.name))
-    run = dataclasses.replace(run, junit=shown_dir / junit.name)
+    report = parse_junit_text(xml, str(published_path(junit)))
+    run = dataclasses.replace(run, junit=junit)
     return dataclasses.replace(fix, name=name, run=run, report=report)

@@ -9,15 +9,11 @@ the console gets one live progress line (:mod:`forkkit.output.runprogress`).
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
-from forkkit.errors import ForkkitError
 from forkkit.output.runprogress import (
     LIVE,
     PLUGIN,
@@ -26,16 +22,12 @@ from forkkit.output.runprogress import (
     ProgressTail,
 )
 from forkkit.testing.env import TestEnv
+from forkkit.testing.logged import run_logged
 
 # Loaded in every run: marks xpassed tests in the JUnit, and orders the tests
 # when $FORKKIT_TEST_ORDER says so (``scripts/forkkit_guard.py``).
 GUARD_PLUGIN = "forkkit_guard"
 ORDER_ENV = "FORKKIT_TEST_ORDER"
-
-# Live pytest processes, so an interrupted caller can stop all of them (the
-# runs of ``--parallel`` happen in worker threads that never see a signal).
-_LIVE: set[subprocess.Popen[bytes]] = set()
-_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -103,41 +95,30 @@ def run_pytest(
     environ = _with_plugins(cmd, env.environ(tree))
     if stream:
         _with_progress(cmd, environ, progress)
-    start = time.monotonic()
-    fired = threading.Event()
-    with log.open("w") as fh:
-        with _LOCK:
-            if cancel is not None and cancel.is_set():
-                raise KeyboardInterrupt(f"{name}: cancelled before start")
-            proc = _start(cmd, tree, environ, log=fh)
-            _LIVE.add(proc)
-
-        def expire() -> None:
-            fired.set()
-            _kill(proc)
-
-        timer = threading.Timer(timeout, expire) if timeout else None
-        try:
-            if timer:
-                timer.daemon = True
-                timer.start()
-            rc = _wait(proc, name, progress if stream else None)
-        except BaseException:
-            _kill(proc)
-            proc.wait()
-            raise
-        finally:
-            if timer:
-                timer.cancel()
-            with _LOCK:
-                _LIVE.discard(proc)
-            progress.unlink(missing_ok=True)
-        if fired.is_set():
-            fh.write(f"\n[forkkit] pytest killed after the {timeout:g}s timeout\n")
+    try:
+        done = run_logged(
+            cmd,
+            cwd=tree,
+            environ=environ,
+            log=log,
+            name=name,
+            timeout=timeout,
+            cancel=cancel,
+            wait=(lambda proc: _wait(proc, name, progress)) if stream else None,
+        )
+    finally:
+        progress.unlink(missing_ok=True)
     shown = " ".join(["python", *cmd[1:]]).replace(str(junit), f"{name}.xml")
     shown = shown.replace(f" -p {PLUGIN}", "").replace(f" -p {GUARD_PLUGIN}", "")
-    secs = time.monotonic() - start
-    return PytestRun(tuple(targets), rc, junit, log, secs, shown, fired.is_set())
+    return PytestRun(
+        tuple(targets),
+        done.returncode,
+        junit,
+        log,
+        done.seconds,
+        shown,
+        done.timed_out,
+    )
 
 
 def _with_plugins(cmd: list[str], environ: dict[str, str]) -> dict[str, str]:
@@ -154,10 +135,8 @@ def _with_progress(cmd: list[str], environ: dict[str, str], progress: Path) -> N
     cmd[3:3] = ["-p", PLUGIN]
 
 
-def _wait(proc: subprocess.Popen[bytes], name: str, progress: Path | None) -> int:
-    """Wait for pytest, showing its progress on the live line when asked."""
-    if progress is None:
-        return proc.wait()
+def _wait(proc: subprocess.Popen[bytes], name: str, progress: Path) -> int:
+    """Wait for pytest, showing its progress on the live line."""
     tail = ProgressTail(progress)
     LIVE.begin(name)
     try:
@@ -172,41 +151,3 @@ def _wait(proc: subprocess.Popen[bytes], name: str, progress: Path | None) -> in
                 return rc
     finally:
         LIVE.end(name)
-
-
-def _start(
-    cmd: list[str], tree: Path, environ: dict[str, str], *, log: IO[str]
-) -> subprocess.Popen[bytes]:
-    """Start pytest in its own process group (a kill takes its children too)."""
-    try:
-        return subprocess.Popen(
-            cmd,
-            cwd=tree,
-            env=environ,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise ForkkitError(
-            f"{cmd[0]}: cannot start pytest ({exc.strerror or exc}); rebuild the "
-            "test venv (forkkit testenv) or fix FORKKIT_TESTENV_PYTHON"
-        ) from None
-
-
-def kill_running() -> int:
-    """Kill every pytest started by :func:`run_pytest` still running; count them."""
-    with _LOCK:
-        live = list(_LIVE)
-    for proc in live:
-        _kill(proc)
-    return len(live)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL pytest and everything it started (its process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()

@@ -10,7 +10,6 @@ uncommitted files is refused, never tested as if it were HEAD.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.service import RunSpec
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
-from forkkit.workdir import ReportFolder, new_report_folder_at
+from forkkit.workdir import ReportFolder, new_report_folder_at, published_path
 
 _USAGE_ERR = re.compile(r"^ERROR\b|\berror: ")
 SHOWN_FILES = 3  # uncommitted files named in a refusal
@@ -72,8 +71,9 @@ class SuiteRun:
             "wall_seconds": round(self.run.seconds, 3),
             "pytest_seconds": round(self.report.seconds, 3) if self.report else None,
             "counts": self.counts(),
-            "junit": str(self.run.junit),
-            "log": str(self.run.log),
+            # relative to the report folder, which the runs write into
+            "junit": self.run.junit.name,
+            "log": self.run.log.name,
             "problem": self.problem,
         }
 
@@ -87,6 +87,11 @@ def report_folder(
         if out is None
         else new_report_folder_at(out, stem)
     )
+
+
+def report_dest(cfg: ForkConfig, stem: str, out: Path | None) -> Path:
+    """Where :func:`report_folder` publishes: ``reports/STEM``, or ``out``."""
+    return cfg.work.report_dir(stem) if out is None else out
 
 
 def require_committed(repo: Repo, what: str) -> None:
@@ -163,18 +168,12 @@ class ForkRuns:
 
     runtime_files: tuple[str, ...]
     env: TestEnv
-    out_dir: Path  # JUnit and log are written here ...
-    shown_dir: Path | None = None  # ... and published here (None: out_dir)
+    out_dir: Path  # the report folder: JUnit and log are written here
     head: str = "HEAD"
     pytest_args: tuple[str, ...] = ()
     timeout: float | None = None
     cache: ResultCache | None = None  # None: every run runs now, none is kept
     stream: bool = True
-
-    @property
-    def published(self) -> Path:
-        """Where the runs' files are named in results and reports."""
-        return self.shown_dir or self.out_dir
 
     def run(
         self,
@@ -219,16 +218,14 @@ class ForkRuns:
             stream=self.stream,
             cancel=cancel,
         )
-        shown = self.published
-        report, problem = read_run(ran.run, name, shown)
+        report, problem = read_run(ran.run, name)
         if not problem and place.changed:
             problem = _changed_problem(name, place.changed)
         if report is not None and not problem:
             service.keep(spec, ran, cache=self.cache)
         if self.stream:
-            _console_summary(name, ran.run, report, log=shown / ran.run.log.name)
-        run = _shown(ran.run, shown)
-        return SuiteRun(name, source, tested, place.in_place, run, report, problem)
+            _console_summary(name, ran.run, report)
+        return SuiteRun(name, source, tested, place.in_place, ran.run, report, problem)
 
 
 class ForkWorkspace(AbstractContextManager[Path]):
@@ -273,13 +270,6 @@ def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:
     return head_id, source
 
 
-def _shown(run: PytestRun, shown: Path) -> PytestRun:
-    """The run with its JUnit and log named where they are published."""
-    return dataclasses.replace(
-        run, junit=shown / run.junit.name, log=shown / run.log.name
-    )
-
-
 def result_key(
     env: TestEnv, tree: str, tests: Sequence[str], *, pytest_args: Sequence[str]
 ) -> ResultKey:
@@ -287,16 +277,14 @@ def result_key(
     return ResultKey.of(env, tree, tests, pytest_args=pytest_args)
 
 
-def _console_summary(
-    name: str, run: PytestRun, report: JunitReport | None, *, log: Path
-) -> None:
+def _console_summary(name: str, run: PytestRun, report: JunitReport | None) -> None:
     """One line per finished run, then pytest's short failure summary."""
     c = report.summary() if report else {}
     parts = [f"{n} {k.replace('_', ' ')}" for k, n in c.items() if n]
     counts = ", ".join(parts) or "no results"
     secs = f"{run.seconds:.1f}s"
     how = f"cached (ran in {secs})" if run.cached else f"in {secs}"
-    LIVE.note(f"[forkkit] {name}: {counts} {how}; log {log}")
+    LIVE.note(f"[forkkit] {name}: {counts} {how}; log {published_path(run.log)}")
     if run.returncode != 0 and run.log.is_file():
         text = run.log.read_text(errors="replace")
         for line in short_summary(text):
@@ -311,9 +299,10 @@ def _changed_problem(name: str, changed: list[str]) -> str:
     )
 
 
-def read_run(run: PytestRun, name: str, shown: Path) -> tuple[JunitReport | None, str]:
-    """The run's JUnit report, or why there is none (a problem, or an error)."""
-    log = shown / run.log.name
+def read_run(run: PytestRun, name: str) -> tuple[JunitReport | None, str]:
+    """The run's JUnit report, or why there is none (a problem, or an error);
+    messages name its files where they are published."""
+    log = published_path(run.log)
     if run.timed_out:
         return None, f"{name}: pytest timed out after {run.seconds:.0f}s (see {log})"
     if run.returncode in (3, 4):
@@ -329,6 +318,7 @@ def read_run(run: PytestRun, name: str, shown: Path) -> tuple[JunitReport | None
             f"(exit {run.returncode}, see {log})"
         )
     try:
-        return parse_junit_text(run.junit.read_text(), str(shown / run.junit.name)), ""
+        shown = str(published_path(run.junit))
+        return parse_junit_text(run.junit.read_text(), shown), ""
     except ForkkitError as exc:
         return None, f"{name}: {exc} (exit {run.returncode}, see {log})"

@@ -21,6 +21,7 @@ from forkkit.testing.env import ensure_testenv
 from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.testing.suiterun import report_folder
 from forkkit.vcs import Repo
+from forkkit.workdir import published_path
 
 STEM = "suites"
 
@@ -96,6 +97,5 @@ def run_suites(
             "timed_out": run.timed_out,
         }
         (folder.path / f"{STEM}.json").write_text(dump_json(SUITES.stamp(doc)))
-    return dataclasses.replace(
-        run, junit=folder.dest / run.junit.name, log=folder.dest / run.log.name
-    )
+        junit, log = published_path(run.junit), published_path(run.log)
+    return dataclasses.replace(run, junit=junit, log=log)

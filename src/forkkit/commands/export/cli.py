@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from pathlib import Path
 
 from forkkit.cliopts import add_dest_option
 from forkkit.config import ForkConfig
 from forkkit.fork.export import export_series
-from forkkit.output.progress import say
+from forkkit.output.outcome import Outcome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,11 +23,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Export; print the patch names and say which were removed."""
-    result = export_series(cfg, dest=args.dest, rewrite=args.rewrite)
-    for name in result.names:
-        print(name)
-    for name in result.removed:
-        say(f"removed {name} (no longer in the series)")
-    return 0
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    dest: Path | None
+    rewrite: bool
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(dest=args.dest, rewrite=args.rewrite)
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Export; the patch names, and a note for each one removed."""
+    result = export_series(cfg, dest=req.dest, rewrite=req.rewrite)
+    return Outcome(
+        code=0,
+        out="\n".join(result.names),
+        notes=tuple(f"removed {n} (no longer in the series)" for n in result.removed),
+    )

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from forkkit.config import ForkConfig
+from forkkit.output.outcome import Outcome
 from forkkit.upstream.sdist import fetch_sdist
 
 
@@ -13,7 +15,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """No options of its own."""
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Print the verified sdist's path."""
-    print(fetch_sdist(cfg.upstream, cfg.work.sdist_cache))
-    return 0
+@dataclass(frozen=True)
+class Request:
+    """Nothing to ask: the pin says what to fetch."""
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request()
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """The verified sdist's path."""
+    return Outcome(code=0, out=str(fetch_sdist(cfg.upstream, cfg.work.sdist_cache)))

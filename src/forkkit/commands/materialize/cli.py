@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.output.outcome import Outcome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,8 +26,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the tree as JSON")
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Build (or reuse) the tree; print its path or its JSON."""
-    tree = materialize(cfg, dest=args.dest, force=args.force)
-    print(json.dumps(tree.to_json(), indent=2) if args.json else tree.path)
-    return 0
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    dest: Path | None
+    force: bool
+    as_json: bool
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(dest=args.dest, force=args.force, as_json=args.json)
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Build (or reuse) the tree; its path or its JSON."""
+    tree = materialize(cfg, dest=req.dest, force=req.force)
+    out = json.dumps(tree.to_json(), indent=2) if req.as_json else str(tree.path)
+    return Outcome(code=0, out=out)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.commands.prbody.run import (
@@ -14,6 +14,7 @@ from forkkit.commands.prbody.run import (
     write_body,
 )
 from forkkit.config import ForkConfig
+from forkkit.output.outcome import Outcome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Render the description to stdout or ``--output FILE``."""
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    paths: ReportPaths
+    out_file: Path | None  # None: stdout
+
+
+def request(args: argparse.Namespace) -> Request:
     if args.out_file is not None:
         check_output_file(args.out_file)
     paths = ReportPaths(
@@ -69,10 +75,13 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         reconcile=args.reconcile,
         rebase=args.rebase,
     )
-    text = pr_body(cfg, paths)
-    if args.out_file is None:
-        sys.stdout.write(text)
-    else:
-        write_body(text, args.out_file)
-        print(f"PR description: {args.out_file}", file=sys.stderr)
-    return 0
+    return Request(paths=paths, out_file=args.out_file)
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """The description, on stdout or in ``--output FILE``."""
+    text = pr_body(cfg, req.paths)
+    if req.out_file is None:
+        return Outcome(code=0, out=text)
+    write_body(text, req.out_file)
+    return Outcome(code=0, notes=(f"PR description: {req.out_file}",))

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from dataclasses import dataclass
 
 from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig
-from forkkit.output.report import REBASE, append_step_summary, write_reports
+from forkkit.output.outcome import Outcome, Shown
+from forkkit.output.report import REBASE, write_reports
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.render import render_markdown, to_json, verdict_line
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -60,9 +61,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_proof_options(parser)
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Run the rebase, publish its reports as reports/rebase/; exit 0 only
-    when it rebased (and, with --apply, wrote the result)."""
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """A rebase, as asked: the target and the options."""
+
+    onto: str | None
+    onto_rev: str | None
+    sha256: str | None
+    opts: Options
+
+
+def request(args: argparse.Namespace) -> Request:
     opts = Options(
         apply=args.apply or args.apply_unproven,
         apply_unproven=args.apply_unproven,
@@ -73,25 +82,32 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
     )
+    return Request(
+        onto=args.onto, onto_rev=args.onto_rev, sha256=args.sha256, opts=opts
+    )
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Rebase into reports/rebase/; 0 only when it rebased (and, with
+    --apply, wrote the result)."""
     with cfg.work.new_report_folder(REPORT_STEM) as folder:
-        target = resolve_target(
-            cfg, args.onto, onto_rev=args.onto_rev, sha256=args.sha256
-        )
-        result = rebase(cfg, target, opts, reports=folder.path / "red-green")
+        target = resolve_target(cfg, req.onto, onto_rev=req.onto_rev, sha256=req.sha256)
+        result = rebase(cfg, target, req.opts, reports=folder.path / "red-green")
         markdown = render_markdown(result)
-        md, js = write_reports(
+        write_reports(
             folder.path,
             REPORT_STEM,
             markdown=markdown,
             data=to_json(result),
             doc=REBASE,
         )
-    append_step_summary(markdown)
-    for p in result.patches:
-        print(f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else ""))
-    print(verdict_line(result))
-    print(
-        f"report: {folder.dest / md.name}\njson: {folder.dest / js.name}",
-        file=sys.stderr,
+    lines = [
+        f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else "")
+        for p in result.patches
+    ]
+    done = result.ok and (result.written or not req.opts.apply)
+    return Outcome(
+        code=0 if done else 1,
+        out="\n".join([*lines, verdict_line(result)]),
+        report=Shown(folder.dest, REPORT_STEM, markdown),
     )
-    return 0 if result.ok and (result.written or not opts.apply) else 1

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.cliopts import add_pytest_args_option
 from forkkit.config import ForkConfig
-from forkkit.output.progress import say
-from forkkit.output.report import append_step_summary
+from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.reconcile.model import THEIR_TESTS, Options
 from forkkit.services.reconcile.run import reconcile
 from forkkit.services.resend.model import EAGLE_MODES, PRESETS
@@ -79,11 +79,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Exit 0 only when every cell of the behaviour matrix (and of the resend
-    table, unless ``--resend off``) was measured; 1 when some or none were
-    (:class:`~forkkit.services.reconcile.model.Measurement`, named in the
-    report and on the last line)."""
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """A reconcile, as asked: the competing change and the options."""
+
+    with_ref: str
+    opts: Options
+
+
+def request(args: argparse.Namespace) -> Request:
     opts = Options(
         sha256=args.sha256,
         sdist_url=args.sdist_url,
@@ -96,11 +100,20 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         resend="" if args.resend == "off" else args.resend,
         eagle_mode=args.eagle_mode,
     )
-    result, md, js = reconcile(cfg, args.with_ref, opts)
+    return Request(with_ref=args.with_ref, opts=opts)
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Exit 0 only when every cell of the behaviour matrix (and of the resend
+    table, unless ``--resend off``) was measured; 1 when some or none were
+    (:class:`~forkkit.services.reconcile.model.Measurement`, named in the
+    report and on the last line)."""
+    result, md, _ = reconcile(cfg, req.with_ref, req.opts)
     markdown = md.read_text()
-    print(markdown)
-    append_step_summary(markdown)
-    say(f"reports: {md} {js}")
     measurement = result.measurement
-    say(f"reconcile: {measurement.summary()}")
-    return 0 if measurement.verdict == "measured" else 1
+    return Outcome(
+        code=0 if measurement.verdict == "measured" else 1,
+        out=markdown,
+        report=Shown(md.parent, md.stem, markdown),
+        notes=(f"reconcile: {measurement.summary()}",),
+    )

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
-from forkkit.output.report import append_step_summary
-from forkkit.services.proof.model import ProofChecks, patch_commit
+from forkkit.output.outcome import Outcome, Shown
+from forkkit.services.proof.model import STEM, ProofChecks, patch_commit
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove, resolve_parallel
 
@@ -83,14 +84,14 @@ def _add_base_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _base(args: argparse.Namespace, tree: ForkTree) -> str | None:
+def _base(req: Request, tree: ForkTree) -> str | None:
     """The revision ``--base`` or ``--base-patch`` names (None: neither)."""
-    if args.base_patch is None:
-        return str(args.base) if args.base is not None else None
+    if req.base_patch is None:
+        return req.base
     try:
-        return patch_commit(tree.patch_commits, args.base_patch)[1]
+        return patch_commit(tree.patch_commits, req.base_patch)[1]
     except ValueError as exc:
-        raise ForkkitError(f"--base-patch {args.base_patch}: {exc}") from None
+        raise ForkkitError(f"--base-patch {req.base_patch}: {exc}") from None
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -143,23 +144,58 @@ def _checks(args: argparse.Namespace) -> ProofChecks:
     )
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Prove, print the Markdown (and add it to the job summary); 0 when valid."""
-    tree = materialize(cfg, dest=args.dest)
-    result = prove(
-        cfg,
-        tree,
-        tests=args.tests,
-        pytest_args=args.pytest_args,
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """A red/green proof, as asked."""
+
+    dest: Path | None
+    tests: tuple[str, ...] | None  # None: fork.toml focused_tests
+    pytest_args: tuple[str, ...]
+    related: bool
+    out: Path | None
+    parallel: str  # on, off, auto
+    timeout: float | None
+    fresh: bool
+    checks: ProofChecks
+    base: str | None
+    base_patch: str | None
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(
+        dest=args.dest,
+        tests=tuple(args.tests) if args.tests else None,
+        pytest_args=tuple(args.pytest_args),
         related=args.related,
-        out_dir=args.out,
-        parallel=resolve_parallel(args.parallel),
+        out=args.out,
+        parallel=args.parallel,
         timeout=args.timeout,
         fresh=args.fresh,
         checks=_checks(args),
-        base=_base(args, tree),
+        base=args.base,
+        base_patch=args.base_patch,
+    )
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Prove; the Markdown (also the job summary); 0 when valid."""
+    tree = materialize(cfg, dest=req.dest)
+    result = prove(
+        cfg,
+        tree,
+        tests=list(req.tests) if req.tests else None,
+        pytest_args=req.pytest_args,
+        related=req.related,
+        out_dir=req.out,
+        parallel=resolve_parallel(req.parallel),
+        timeout=req.timeout,
+        fresh=req.fresh,
+        checks=req.checks,
+        base=_base(req, tree),
     )
     markdown = render_markdown(result)
-    print(markdown)
-    append_step_summary(markdown)
-    return 0 if result.valid else 1
+    return Outcome(
+        code=0 if result.valid else 1,
+        out=markdown,
+        report=Shown(result.out_dir, STEM, markdown),
+    )

@@ -6,16 +6,24 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.resend.model import KINDS, PRESETS, ReproOptions, preset_options
 from forkkit.services.resend.render import render_markdown
-from forkkit.services.resend.run import GPU_SCRIPT, exit_code, reproduce
+from forkkit.services.resend.run import (
+    GPU_SCRIPT,
+    STEM,
+    STEM_GPU,
+    exit_code,
+    reproduce,
+)
+from forkkit.testing.suiterun import report_dest
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -86,21 +94,47 @@ def options(args: argparse.Namespace) -> ReproOptions:
     return preset_options(getattr(args, "preset", None), given)
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    from forkkit.fork.tree import materialize
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """A resend reproduction, as asked."""
 
-    opts = options(args)
+    opts: ReproOptions
+    dest: Path | None
+    out: Path | None
+    gpu: bool
+    timeout: float
+
+
+def request(args: argparse.Namespace) -> Request:
     if args.gpu and not os.environ.get("FORKKIT_TESTENV_PYTHON"):
         raise ForkkitError(
             "forkkit repro --gpu: FORKKIT_TESTENV_PYTHON is not set, so nothing "
             "can run; point it at the python of a CUDA environment with vllm"
         )
-    tree = materialize(cfg, dest=args.dest)
+    return Request(
+        opts=options(args),
+        dest=args.dest,
+        out=args.out,
+        gpu=args.gpu,
+        timeout=args.timeout,
+    )
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Reproduce; the Markdown (also the job summary), or why nothing was
+    measured; 0 only for a complete measurement."""
+    from forkkit.fork.tree import materialize
+
+    tree = materialize(cfg, dest=req.dest)
     result = reproduce(
-        cfg, tree, opts, out_dir=args.out, gpu=args.gpu, timeout=args.timeout
+        cfg, tree, req.opts, out_dir=req.out, gpu=req.gpu, timeout=req.timeout
     )
     if result.fix.skipped:
-        print(f"SKIPPED: {result.fix.skipped}")
-    else:
-        print(render_markdown(result))
-    return exit_code(result)
+        return Outcome(code=exit_code(result), out=f"SKIPPED: {result.fix.skipped}")
+    markdown = render_markdown(result)
+    stem = STEM_GPU if req.gpu else STEM
+    return Outcome(
+        code=exit_code(result),
+        out=markdown,
+        report=Shown(report_dest(cfg, stem, req.out), stem, markdown),
+    )

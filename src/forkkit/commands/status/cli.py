@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 from forkkit.cliopts import add_dest_option
 from forkkit.config import ForkConfig
 from forkkit.fork.status import fork_status
+from forkkit.output.outcome import Outcome
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +20,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the state as JSON")
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Print the summary line, or the state as JSON."""
-    status = fork_status(cfg, dest=args.dest)
-    print(json.dumps(status, indent=2) if args.json else status["summary"])
-    return 0
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    dest: Path | None
+    as_json: bool
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(dest=args.dest, as_json=args.json)
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """The summary line, or the state as JSON."""
+    status = fork_status(cfg, dest=req.dest)
+    out = json.dumps(status, indent=2) if req.as_json else str(status["summary"])
+    return Outcome(code=0, out=out)

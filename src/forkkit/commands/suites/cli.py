@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
+from forkkit.output.outcome import Outcome
 from forkkit.testing.suites import run_suites, tree_for_tests
 
 
@@ -33,16 +34,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    dest: Path | None
+    pristine: bool
+    out: Path | None
+    tests: tuple[str, ...]  # none: the related suites
+    pytest_args: tuple[str, ...]
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(
+        dest=args.dest,
+        pristine=args.pristine,
+        out=args.out,
+        tests=tuple(args.tests),
+        pytest_args=tuple(args.pytest_args),
+    )
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Run pytest on the tree; 0 only when it passed."""
-    tree = tree_for_tests(cfg, dest=args.dest, pristine=args.pristine)
+    tree = tree_for_tests(cfg, dest=req.dest, pristine=req.pristine)
     ran = run_suites(
         cfg,
         tree,
-        args.tests or list(cfg.fix.related_suites),
-        extra=list(args.pytest_args),
-        out=args.out,
-        pristine=args.pristine,
+        list(req.tests or cfg.fix.related_suites),
+        extra=list(req.pytest_args),
+        out=req.out,
+        pristine=req.pristine,
     )
-    print(f"junit: {ran.junit}", file=sys.stderr)
-    return 0 if ran.returncode == 0 else 1
+    return Outcome(code=0 if ran.returncode == 0 else 1, notes=(f"junit: {ran.junit}",))

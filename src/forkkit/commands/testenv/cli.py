@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from forkkit.config import ForkConfig
+from forkkit.output.outcome import Outcome
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.suites import tree_for_tests
 
@@ -14,7 +16,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """No options of its own."""
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Print the venv's python."""
-    print(ensure_testenv(cfg, tree_for_tests(cfg, dest=None, pristine=False)).python)
-    return 0
+@dataclass(frozen=True)
+class Request:
+    """Nothing to ask: the pin says which venv."""
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request()
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """The venv's python."""
+    env = ensure_testenv(cfg, tree_for_tests(cfg, dest=None, pristine=False))
+    return Outcome(code=0, out=str(env.python))

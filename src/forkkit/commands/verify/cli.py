@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option
+from forkkit.commands.verify.model import STEM
 from forkkit.commands.verify.render import render_text
 from forkkit.commands.verify.run import verify
 from forkkit.config import ForkConfig
+from forkkit.output.outcome import Outcome, Shown
+from forkkit.services.proof.model import STEM as PROOF_STEM
+from forkkit.testing.suiterun import report_dest
 
 _EPILOG = """\
 exit codes:
@@ -41,10 +46,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Replay, print the verdict; 0 when nothing differs."""
-    result = verify(
-        cfg, args.report, dest=args.dest, out_dir=args.out, timeout=args.timeout
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    report: Path
+    dest: Path | None
+    out: Path | None
+    timeout: float | None
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(
+        report=args.report, dest=args.dest, out=args.out, timeout=args.timeout
     )
-    print(render_text(result))
-    return 0 if result.same else 1
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Replay; the verdict; 0 when nothing differs."""
+    result = verify(
+        cfg, req.report, dest=req.dest, out_dir=req.out, timeout=req.timeout
+    )
+    replay = Shown(report_dest(cfg, STEM, req.out), PROOF_STEM)
+    return Outcome(code=0 if result.same else 1, out=render_text(result), report=replay)

@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from dataclasses import dataclass
 
 from forkkit.cliopts import add_proof_options
 from forkkit.commands.watch.model import REPORT_STEM, WatchOptions
 from forkkit.commands.watch.render import render_markdown
 from forkkit.commands.watch.run import watch
 from forkkit.config import ForkConfig
-from forkkit.output.report import WATCH, append_step_summary, write_reports
-
-# --- CLI ----------------------------------------------------------------------
+from forkkit.output.outcome import Outcome, Shown
+from forkkit.output.report import WATCH, write_reports
 
 _EPILOG = """\
 exit codes:
@@ -62,8 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_proof_options(parser)
 
 
-def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
-    """Watch, publish reports/watch/, exit with the verdict's code."""
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    opts: WatchOptions
+
+
+def request(args: argparse.Namespace) -> Request:
     opts = WatchOptions(
         index_url=args.index_url,
         version=args.version,
@@ -72,16 +75,19 @@ def main(args: argparse.Namespace, cfg: ForkConfig) -> int:
         related=not args.focused_only,
         pytest_args=tuple(args.pytest_args),
     )
+    return Request(opts=opts)
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Watch into reports/watch/; the verdict's line and exit code."""
     with cfg.work.new_report_folder(REPORT_STEM) as folder:
-        result = watch(cfg, opts, folder=folder.path)
-        text = render_markdown(result, shown=folder.dest)
-        md, js = write_reports(
+        result = watch(cfg, req.opts, folder=folder.path)
+        text = render_markdown(result)
+        write_reports(
             folder.path, REPORT_STEM, markdown=text, data=result.to_json(), doc=WATCH
         )
-    append_step_summary(text)
-    print(f"{result.verdict}: {result.reason}")
-    print(
-        f"report: {folder.dest / md.name}\njson: {folder.dest / js.name}",
-        file=sys.stderr,
+    return Outcome(
+        code=result.exit_code,
+        out=f"{result.verdict}: {result.reason}",
+        report=Shown(folder.dest, REPORT_STEM, text),
     )
-    return result.exit_code

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from forkkit.commands.watch.model import WatchResult
 from forkkit.commands.watch.render_history import render_history
 from forkkit.output.report import md_table
@@ -41,8 +39,8 @@ def _next_step(result: WatchResult) -> str:
     )
 
 
-def render_markdown(result: WatchResult, *, shown: Path | None = None) -> str:
-    """The watch report; ``shown`` is where the report folder is published."""
+def render_markdown(result: WatchResult) -> str:
+    """The watch report (its links are relative to its folder)."""
     head = f"{result.package} {result.pin}"
     if result.checked:
         head += f" → {result.checked}"
@@ -66,10 +64,7 @@ def render_markdown(result: WatchResult, *, shown: Path | None = None) -> str:
             f"untouched; outcome `{r.outcome}`, red/green proof "
             f"{_PROOF[r.proof_valid]}"
         )
-        where = f" (`{shown / result.rebase_report}`)" if shown else ""
-        out.append(
-            f"- Rebase report: [{result.rebase_report}]({result.rebase_report}){where}"
-        )
+        out.append(f"- Rebase report: [{result.rebase_report}]({result.rebase_report})")
         rows: list[list[object]] = []
         for p in r.patches:
             detail = p.detail

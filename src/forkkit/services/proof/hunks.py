@@ -25,7 +25,7 @@ from forkkit.patches.testids import node_id
 from forkkit.process import busy_cpus
 from forkkit.services.proof.model import STEM, HunkCheck
 from forkkit.services.proof.plan import Plan
-from forkkit.testing.pytest_run import kill_running
+from forkkit.testing.logged import kill_running
 from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_hunk_commit

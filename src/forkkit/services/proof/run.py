@@ -59,9 +59,10 @@ from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv, installed
 from forkkit.testing.fixrun import fix_targets, subset_run
 from forkkit.testing.junit import JunitReport
-from forkkit.testing.pytest_run import kill_running
+from forkkit.testing.logged import kill_running
 from forkkit.testing.suiterun import ForkRuns, SuiteRun, report_folder
 from forkkit.vcs import Repo
+from forkkit.workdir import published_path
 
 NO_CHECKS = ProofChecks()
 
@@ -88,7 +89,7 @@ def _red_and_fix(
         red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
         say(f"fix: {', '.join(fix_tests)}")
         return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
-    say(f"red and the fix side by side (logs in {settings.published})")
+    say(f"red and the fix side by side (logs in {published_path(settings.out_dir)})")
     cancel = threading.Event()
     with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
         try:
@@ -140,7 +141,6 @@ def _gather(
             targets=plan.targets,
             tracked=frozenset(tree.repo.ls_tree(plan.head, [])),
             out_dir=settings.out_dir,
-            shown_dir=settings.published,
         )
     if plan.guard:
         red = green
@@ -251,7 +251,6 @@ def prove(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),
             out_dir=folder.path,
-            shown_dir=folder.dest,
             head=plan.head,
             pytest_args=tuple(pytest_args),
             timeout=timeout,
@@ -273,8 +272,7 @@ def prove(
             seconds=time.monotonic() - start,
         )
         text, data = render_markdown(result), render_json(result)
-        md, js = write_reports(folder.path, STEM, markdown=text, data=data, doc=PROOF)
-    say(f"report: {folder.dest / md.name} and {folder.dest / js.name}")
+        write_reports(folder.path, STEM, markdown=text, data=data, doc=PROOF)
     return result
 
 
@@ -328,7 +326,7 @@ def _result(
         notes=tuple(notes),
         parallel=parallel,
         seconds=seconds,
-        out_dir=settings.published,
+        out_dir=published_path(settings.out_dir),
         node_ids={t: n for t in ids if (n := node_id(t, tracked))},
         guards=e.guards,
         repeat=e.repeat,

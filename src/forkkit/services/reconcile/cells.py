@@ -291,11 +291,12 @@ def _run(bench: Bench, spec: RunSpec, *, origin: str) -> _Result:
         stored = tuple(ran.extra.get("notes", []))
         return _Result(ran.run, policy.broken, tuple(dict.fromkeys(reasons)), stored)
     notes = list(ran.notes)
+    log = ran.run.log.relative_to(bench.out)  # as the report names it
     if ran.run.timed_out:
-        notes.append(f"pytest killed after {spec.timeout:g}s; see {ran.run.log}")
+        notes.append(f"pytest killed after {spec.timeout:g}s; see {log}")
     if not ran.run.junit.is_file():
         notes.append(
-            f"pytest wrote no JUnit XML (exit {ran.run.returncode}); see {ran.run.log}"
+            f"pytest wrote no JUnit XML (exit {ran.run.returncode}); see {log}"
         )
     extra = {"broken": policy.broken, "reasons": policy.reasons, "notes": notes}
     service.keep(spec, ran, cache=bench.cache, extra=extra)

@@ -21,7 +21,7 @@ from forkkit.services.reconcile.answers import ResendCell, StackBuild
 from forkkit.services.reconcile.cells import Bench, assemble
 from forkkit.services.reconcile.model import Cell, Plan
 from forkkit.services.resend.model import PRESETS, ReproOptions
-from forkkit.services.resend.run import SCRIPT, Runner, run_script
+from forkkit.services.resend.run import SCRIPT, Runner, ScriptFailed, run_script
 
 
 def preset_options(name: str) -> ReproOptions:
@@ -96,8 +96,12 @@ def _reproduce(
             out_dir=out,
             name=key,
             timeout=timeout,
-            shown_dir=Path(out.name),  # named relative to the report folder
         )
+    except ScriptFailed as exc:
+        say(f"resend on {key}: not measured: {exc}")
+        # the report names the log relative to its own folder
+        error = f"{exc.log.relative_to(bench.out)}: {exc.why}"
+        return ResendCell(key, tree=tree, error=error)
     except ForkkitError as exc:
         say(f"resend on {key}: not measured: {exc}")
         return ResendCell(key, tree=tree, error=str(exc))

@@ -69,7 +69,6 @@ from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.suiterun import report_folder
 from forkkit.vcs import Repo, combine
-from forkkit.workdir import ReportFolder
 
 
 @dataclass(frozen=True)
@@ -240,30 +239,10 @@ def reconcile(
         preset_options(opts.resend)  # an unknown preset fails before any work
     comp = trust_release(cfg, comp, opts=opts)  # so does an untrusted release
     with report_folder(cfg, STEM, opts.out_dir) as folder:
-        result = _published(_compare(cfg, comp, opts=opts, out=folder.path), folder)
+        result = _compare(cfg, comp, opts=opts, out=folder.path)
         text, data = render_markdown(result), to_json(result)
         write_reports(folder.path, STEM, markdown=text, data=data, doc=RECONCILE)
     return result, folder.dest / f"{STEM}.md", folder.dest / f"{STEM}.json"
-
-
-def _published(result: ReconcileResult, folder: ReportFolder) -> ReconcileResult:
-    """Paths into the report folder (commands, logs) as they read once published."""
-
-    def moved(text: str) -> str:
-        return text.replace(str(folder.path), str(folder.dest))
-
-    cells = {
-        k: replace(c, command=moved(c.command), note=moved(c.note))
-        for k, c in result.cells.items()
-    }
-    trees = result.trees
-    if trees is not None:
-        resend = tuple(
-            replace(c, command=moved(c.command), error=moved(c.error))
-            for c in trees.resend
-        )
-        trees = replace(trees, resend=resend)
-    return replace(result, cells=cells, trees=trees)
 
 
 def _compare(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,11 @@ from forkkit.services.resend.model import (
 )
 from forkkit.services.resend.render import render_markdown
 from forkkit.testing.env import TestEnv, ensure_testenv
+from forkkit.testing.logged import run_logged
 from forkkit.testing.suiterun import changed_since, report_folder, require_committed
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
-from forkkit.workdir import ReportFolder
+from forkkit.workdir import ReportFolder, published_path
 
 STEM = "repro"
 STEM_GPU = "repro_gpu"
@@ -71,6 +71,21 @@ class Runner:
             str(json_out),
         ]
 
+    def shown(self, json_out: Path) -> str:
+        """The command as a report shows it: no local paths (the tree an
+        overlay names is the one the report names)."""
+        overlay = ["--overlay", "TREE", "--files", ",".join(self.runtime_files)]
+        return shlex.join(
+            [
+                "python",
+                self.script.name,
+                *self.args,
+                *(overlay if self.gpu else []),
+                "--json-out",
+                json_out.name,
+            ]
+        )
+
     def environ(self, tree: Path) -> dict[str, str]:
         if self.env is not None:
             return self.env.environ(tree)
@@ -87,6 +102,15 @@ class _Measured:
     command: str
 
 
+class ScriptFailed(ForkkitError):
+    """The script did not measure: ``why``, with its log (the message names
+    the log where it is published)."""
+
+    def __init__(self, log: Path, why: str) -> None:
+        super().__init__(f"{published_path(log)}: {why}")
+        self.log, self.why = log, why
+
+
 def run_script(
     runner: Runner,
     tree: Path,
@@ -94,44 +118,41 @@ def run_script(
     out_dir: Path,
     name: str,
     timeout: float | None = None,
-    shown_dir: Path | None = None,
 ) -> tuple[ScriptRun, str]:
     """Run the script against ``tree``; return its parsed JSON and the command.
 
-    Log and JSON go to ``out_dir``; messages name them in ``shown_dir``
-    (where the run folder is published), if given.
+    Log and JSON go to ``out_dir``; messages name them where they are published.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = STEM_GPU if runner.gpu else STEM
     log = out_dir / f"{stem}-{name}.log"
     js = out_dir / f"{stem}-{name}.script.json"
     js.unlink(missing_ok=True)
-    shown_log = (shown_dir or out_dir) / log.name
     cmd = runner.command(tree, js)
-    with step(f"{name}: resend reproduction against {tree}"), log.open("w") as fh:
-        try:
-            proc = subprocess.run(
-                cmd,
-                cwd=tree,
-                env=runner.environ(tree),
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise ForkkitError(
-                f"{shown_log}: the {name} reproduction timed out after {timeout:.0f}s; "
-                "raise --timeout or shrink --prompt-lens"
-            ) from None
-    if not js.exists() or (proc.returncode != 0 and not runner.gpu):
-        tail = log.read_text().strip().splitlines()[-1:] if log.exists() else []
-        raise ForkkitError(
-            f"{shown_log}: the {name} reproduction failed (exit {proc.returncode}"
-            f"{': ' + tail[0] if tail else ''}); see the log"
+    with step(f"{name}: resend reproduction against {tree}"):
+        done = run_logged(
+            cmd,
+            cwd=tree,
+            environ=runner.environ(tree),
+            log=log,
+            name=f"the {name} reproduction",
+            timeout=timeout,
         )
-    shown_js = str((shown_dir or out_dir) / js.name)
-    return parse_script_output(js.read_text(), shown_js), shlex.join(cmd)
+    if done.timed_out:
+        raise ScriptFailed(
+            log,
+            f"the {name} reproduction timed out after {timeout:.0f}s; "
+            "raise --timeout or shrink --prompt-lens",
+        )
+    if not js.exists() or (done.returncode != 0 and not runner.gpu):
+        tail = log.read_text().strip().splitlines()[-1:] if log.exists() else []
+        raise ScriptFailed(
+            log,
+            f"the {name} reproduction failed (exit {done.returncode}"
+            f"{': ' + tail[0] if tail else ''}); see the log",
+        )
+    shown_js = str(published_path(js))
+    return parse_script_output(js.read_text(), shown_js), runner.shown(js)
 
 
 def make_runner(
@@ -203,14 +224,13 @@ def reproduce(
             note = f"nothing was measured: {result.fix.skipped}\n"
             (folder.path / "SKIPPED.txt").write_text(note)
         else:
-            md, js = write_reports(
+            write_reports(
                 folder.path,
                 stem,
                 markdown=render_markdown(result),
                 data=result.to_json(),
                 doc=REPRO,
             )
-            say(f"repro report: {folder.dest / md.name}, {folder.dest / js.name}")
     return result
 
 
@@ -236,7 +256,6 @@ def _measure(
             out_dir=folder.path,
             name=name,
             timeout=timeout,
-            shown_dir=folder.dest,
         )
 
     fix, fix_cmd = script(repo.path, "fix")
