@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.cli import build_parser
+from forkkit.cli import build_parser, main
 from forkkit.config import ForkConfig
 from tests.synthetic import dead_pid
 
@@ -51,6 +51,23 @@ def forkkit_cli(
         text=True,
         timeout=120,
     )
+
+
+def forkkit_main(
+    *args: str, cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> subprocess.CompletedProcess[str]:
+    """:func:`forkkit.cli.main` in this process, from ``cwd``, as a finished
+    process: the many-command matrices below need no interpreter each (the
+    error path is the same code; :func:`forkkit_cli` covers the process)."""
+    capsys.readouterr()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        code = main(list(args))
+    finally:
+        os.chdir(old)
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["forkkit", *args], code, out, err)
 
 
 def _without_dac_override() -> list[str]:
@@ -207,6 +224,7 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 def test_workdir_naming_a_file(
     project: ForkConfig,
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     command: str,
     under: bool,
@@ -217,12 +235,13 @@ def test_workdir_naming_a_file(
     workdir = afile / "wd" if under else afile
     monkeypatch.setenv("FORKKIT_WORKDIR", str(workdir))
     before = Snapshot.of(project.root, tmp_path / "afile")
-    proc = forkkit_cli(
+    proc = forkkit_main(
         "--config",
         str(project.path),
         command,
         *REQUIRED_ARGS.get(command, []),
         cwd=project.root,
+        capsys=capsys,
     )
     assert_one_line_error(proc, str(workdir), "FORKKIT_WORKDIR")
     before.assert_same(project.root, tmp_path / "afile")
@@ -239,13 +258,17 @@ def _commands_with(option: str) -> list[str]:
 @pytest.mark.parametrize("command", _commands_with("--out"))
 @pytest.mark.parametrize("under", [False, True])
 def test_out_naming_a_file(
-    project: ForkConfig, tmp_path: Path, command: str, under: bool
+    project: ForkConfig,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    under: bool,
 ) -> None:
     afile = tmp_path / "afile"
     afile.write_text("not a folder\n")
     out = afile / "reports" if under else afile
     before = Snapshot.of(project.root, project.workdir, afile)
-    proc = forkkit_cli(
+    proc = forkkit_main(
         "--config",
         str(project.path),
         command,
@@ -253,6 +276,7 @@ def test_out_naming_a_file(
         "--out",
         str(out),
         cwd=project.root,
+        capsys=capsys,
     )
     assert_one_line_error(proc, str(out))
     before.assert_same(project.root, project.workdir, afile)

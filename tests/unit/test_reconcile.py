@@ -533,6 +533,7 @@ def test_resend_that_cannot_run_is_unmeasured_and_exits_1(
     )
 
 
+@pytest.mark.e2e  # two whole reconciles
 def test_patch_given_by_a_relative_path(
     project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

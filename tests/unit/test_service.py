@@ -80,7 +80,7 @@ def test_an_unfinished_run_is_not_kept(tmp_path: Path) -> None:
         ("tests/test_slow.py",),
         testenv.TestEnv(python=Path(sys.executable), env={}, key="t"),
         tmp_path / "out",
-        timeout=2,
+        timeout=0.5,
     )
     ran = service.run(spec, workspace=lambda: nullcontext(tree), cache=cache)
     assert ran.run.timed_out and not ran.finished

@@ -149,7 +149,7 @@ def fake_index() -> Iterator[FakeIndex]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     index.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield index

@@ -57,26 +57,6 @@ class SuiteRun:
     def counts(self) -> dict[str, int]:
         return self.report.summary() if self.report else {}
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "runtime_rev": self.runtime_rev,
-            "tree": self.tree,
-            "in_place": self.in_place,
-            "command": self.run.command,
-            "targets": list(self.run.args),
-            "returncode": self.run.returncode,
-            "timed_out": self.run.timed_out,
-            "cached": self.run.cached,
-            "wall_seconds": round(self.run.seconds, 3),
-            "pytest_seconds": round(self.report.seconds, 3) if self.report else None,
-            "counts": self.counts(),
-            # relative to the report folder, which the runs write into
-            "junit": self.run.junit.name,
-            "log": self.run.log.name,
-            "problem": self.problem,
-        }
-
 
 def report_folder(
     cfg: ForkConfig, stem: str, out: Path | None
@@ -190,9 +170,8 @@ class ForkRuns:
         there (refused unless clean); otherwise in a scratch worktree of it:
         the fork tree is never edited. A finished run is kept in the cache.
         """
+        # (a killed run's worktrees are pruned once per proof, not per run)
         repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
-        for old in repo.prune_stale_worktrees():  # even when the run is cached
-            say(f"removed stale worktree {old}")
         head_id, source = _resolve(repo, rev, self.head)
         target, tested = _target(
             repo,

@@ -60,7 +60,7 @@ class TestEnvDoc:
 
 @dataclass(frozen=True)
 class RunDoc:
-    """One pytest run (:meth:`forkkit.testing.suiterun.SuiteRun.to_json`)."""
+    """One pytest run (a :class:`~forkkit.testing.suiterun.SuiteRun`)."""
 
     command: str = ""
     counts: dict[str, int] = field(default_factory=dict)
@@ -171,7 +171,28 @@ def read_proof(data: Mapping[str, Any], *, where: str) -> ProofDoc:
 
 
 def _run(run: SuiteRun | None) -> RunDoc | None:
-    return None if run is None else from_json(RunDoc, run.to_json(), where="run")
+    """The run as the report has it: its files named relative to the report
+    folder, which the runs write into."""
+    if run is None:
+        return None
+    pytest = run.run
+    return RunDoc(
+        command=pytest.command,
+        counts=run.counts(),
+        name=run.name,
+        runtime_rev=run.runtime_rev,
+        tree=run.tree,
+        in_place=run.in_place,
+        targets=pytest.args,
+        returncode=pytest.returncode,
+        timed_out=pytest.timed_out,
+        cached=pytest.cached,
+        wall_seconds=round(pytest.seconds, 3),
+        pytest_seconds=round(run.report.seconds, 3) if run.report else None,
+        junit=pytest.junit.name,
+        log=pytest.log.name,
+        problem=run.problem,
+    )
 
 
 def _hunk(r: Result, c: HunkCheck) -> HunkDoc:

@@ -245,6 +245,8 @@ def prove(
     base, pristine upstream), the related failures' recheck too.
     """
     start = time.monotonic()
+    for old in tree.repo.prune_stale_worktrees():  # even when every run is cached
+        say(f"removed stale worktree {old}")
     with report_folder(cfg, STEM, out_dir) as folder:
         plan = make_plan(cfg, tree, tests, related=related, base=base)
         settings = ForkRuns(

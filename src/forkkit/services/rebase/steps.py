@@ -48,6 +48,8 @@ def open_repo(path: Path) -> tuple[Repo, int]:
     repo = Repo(path) if Repo.is_repo_root(path) else Repo.init(path)
     for lock in merge.clear_stale_locks(repo):
         say(f"removed {lock} (left by an interrupted run)")
+    for old in repo.prune_stale_worktrees():  # a killed run's scratch worktrees
+        say(f"removed stale worktree {old}")
     merge.enable_rerere(repo)
     whole = resolution.record(repo)  # before rerere marks the files resolved
     recorded = max(merge.record_resolutions(repo), int(whole))
