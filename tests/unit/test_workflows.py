@@ -322,3 +322,63 @@ def test_contract_rules_on_a_seeded_workflow() -> None:
     assert ci_sessions(scripts[0]) == {"lint", "tests", "red_green", "no_such_session"}
     assert named_in(scripts[1], [])[1] == ["red-green", "no-such-command"]
     assert ci_sessions("./dev  # the defaults\n") == set(noxfile_sessions()[1])
+
+
+# --- action pins ---------------------------------------------------------------
+
+# The newest release of each action, its tag checked against its commit (the
+# tag comment says which release a SHA is; a bump changes both, here first).
+PINNED = {
+    "actions/cache": ("55cc8345863c7cc4c66a329aec7e433d2d1c52a9", "v6.1.0"),
+    "actions/upload-artifact": ("043fb46d1a93c77aae656e7c1c64a875d1fc6a0a", "v7.0.1"),
+    "astral-sh/setup-uv": ("20cfd1bf945f4377ade1205e4dbc17946fc9a30d", "v10.0.1"),
+}
+USES = re.compile(
+    r"^\s*(?:-\s+)?uses:\s*(?P<action>[^@\s]+)@(?P<ref>\S+)(?:\s+#\s*(?P<tag>\S+))?\s*$"
+)
+FULL_SHA = re.compile(r"[0-9a-f]{40}")
+TAG = re.compile(r"v\d+(\.\d+){0,2}")
+
+
+def pin_problems(text: str) -> list[str]:
+    """Each ``uses:`` of an action not pinned by a full commit SHA with its
+    release tag in a comment (or pinned otherwise than :data:`PINNED` says)."""
+    bad = []
+    for n, line in enumerate(text.splitlines(), 1):
+        code = line.split("#")[0]
+        if re.match(r"^\s*(-\s+)?uses:\s*\./", code):
+            continue  # a local action: nothing is fetched
+        m = USES.match(line)
+        if m is None:
+            if "uses:" in code:
+                bad.append(f"line {n}: {line.strip()} is not ACTION@SHA # TAG")
+            continue
+        action, ref, tag = m["action"], m["ref"], m["tag"] or ""
+        if action.startswith("docker://"):
+            continue  # an image, pinned by its own digest rules
+        if not FULL_SHA.fullmatch(ref) or not TAG.fullmatch(tag):
+            bad.append(f"line {n}: {action}@{ref} needs a full SHA and '# vX.Y.Z'")
+        elif action in PINNED and (ref, tag) != PINNED[action]:
+            bad.append(f"line {n}: {action} is {tag}, pin {PINNED[action][1]}")
+    return bad
+
+
+@pytest.mark.parametrize("path", workflow_paths(), ids=lambda p: p.name)
+def test_every_action_is_pinned_by_full_sha_with_its_tag(path: Path) -> None:
+    assert not pin_problems(path.read_text())
+
+
+def test_pin_rule_on_seeded_lines() -> None:
+    """The rule fails each way a pin can be wrong (so it can fail at all)."""
+    good = f"      - uses: actions/cache@{PINNED['actions/cache'][0]} # v6.1.0\n"
+    assert not pin_problems(good)
+    for wrong in (
+        "      - uses: actions/cache@v6\n",  # a moving tag
+        "      - uses: actions/cache@55cc834 # v6.1.0\n",  # a short SHA
+        f"      - uses: actions/cache@{'0' * 40}\n",  # no tag comment
+        f"      - uses: actions/cache@{'0' * 40} # v6.1.0\n",  # not v6.1.0's SHA
+        "      - uses: actions/upload-artifact@"
+        f"{'b' * 40} # v7.0.0\n",  # an older release
+    ):
+        assert pin_problems(wrong), wrong
+    assert not pin_problems("      - uses: ./.github/actions/local\n")
