@@ -171,6 +171,29 @@ class ForkRuns:
         the fork tree is never edited. A finished run is kept in the cache.
         """
         # (a killed run's worktrees are pruned once per proof, not per run)
+        repo, spec, target, source = self._spec(tree, rev, tests, name=name)
+        tested = spec.tree
+        place = ForkWorkspace(repo, target, name=name, source=source)
+        ran = service.run(
+            spec,
+            workspace=lambda: place,
+            cache=self.cache,
+            stream=self.stream,
+            cancel=cancel,
+        )
+        report, problem = read_run(ran.run, name)
+        if not problem and place.changed:
+            problem = _changed_problem(name, place.changed)
+        if report is not None and not problem:
+            service.keep(spec, ran, cache=self.cache)
+        if self.stream:
+            _console_summary(name, ran.run, report)
+        return SuiteRun(name, source, tested, place.in_place, ran.run, report, problem)
+
+    def _spec(
+        self, tree: ForkTree | Path, rev: str, tests: Sequence[str], *, name: str
+    ) -> tuple[Repo, RunSpec, str, str]:
+        """The repo, the run's spec, the commit that runs and the runtime's."""
         repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
         head_id, source = _resolve(repo, rev, self.head)
         target, tested = _target(
@@ -189,22 +212,32 @@ class ForkRuns:
             self.pytest_args,
             self.timeout,
         )
-        place = ForkWorkspace(repo, target, name=name, source=source)
-        ran = service.run(
-            spec,
-            workspace=lambda: place,
-            cache=self.cache,
-            stream=self.stream,
-            cancel=cancel,
+        return repo, spec, target, source
+
+    def has(
+        self, tree: ForkTree | Path, rev: str, tests: Sequence[str], *, name: str
+    ) -> bool:
+        """Whether the cache holds this very run (:meth:`run` restores it)."""
+        if self.cache is None:
+            return False
+        return (
+            self.cache.get(self._spec(tree, rev, tests, name=name)[1].key()) is not None
         )
-        report, problem = read_run(ran.run, name)
-        if not problem and place.changed:
-            problem = _changed_problem(name, place.changed)
-        if report is not None and not problem:
-            service.keep(spec, ran, cache=self.cache)
-        if self.stream:
-            _console_summary(name, ran.run, report)
-        return SuiteRun(name, source, tested, place.in_place, ran.run, report, problem)
+
+    def keep_whole(
+        self,
+        tree: ForkTree | Path,
+        rev: str,
+        tests: Sequence[str],
+        *,
+        run: SuiteRun,
+    ) -> None:
+        """Keep ``run`` (the merged shards of ``tests``) as the run of all of
+        ``tests``: what it stands for, so an unchanged rerun is one lookup."""
+        if run.report is None or run.problem:
+            return
+        spec = self._spec(tree, rev, tests, name=run.name)[1]
+        service.keep(spec, service.Ran(run.run, spec.targets), cache=self.cache)
 
 
 class ForkWorkspace(AbstractContextManager[Path]):

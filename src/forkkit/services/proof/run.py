@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,14 +50,15 @@ from forkkit.services.proof.model import (
     related_verdict,
     untested_notes,
 )
+from forkkit.services.proof.packed import red_and_fix
 from forkkit.services.proof.plan import Plan, file_blobs, make_plan
 from forkkit.services.proof.render import count_line, render_json, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv, installed
-from forkkit.testing.fixrun import fix_targets, subset_run
+from forkkit.testing.fixrun import subset_run
 from forkkit.testing.junit import JunitReport
-from forkkit.testing.logged import kill_running
+from forkkit.testing.shards import Timings
 from forkkit.testing.suiterun import ForkRuns, SuiteRun, report_folder
 from forkkit.vcs import Repo
 from forkkit.workdir import published_path
@@ -67,48 +66,6 @@ from forkkit.workdir import published_path
 NO_CHECKS = ProofChecks()
 
 __all__ = ["ForkRuns", "ProofChecks", "prove", "resolve_parallel"]
-
-
-def _red_and_fix(
-    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool
-) -> tuple[SuiteRun, SuiteRun]:
-    """Red (base runtime, focused tests) and the one run on the fix (the
-    related suites plus the focused tests; the focused tests alone with
-    ``--no-related``), one after the other or side by side."""
-    fix_name = f"{STEM}_related" if plan.suites else f"{STEM}_green"
-    fix_tests = fix_targets(plan.suites, plan.targets) if plan.suites else plan.targets
-    if plan.guard:
-        say(
-            f"guard: a tests-only series, its tests on {tree.upstream_label} "
-            "(red would run the same tree)"
-        )
-        fix = settings.run(tree, plan.head, fix_tests, name=fix_name)
-        return fix, fix
-    if not parallel:
-        say(f"red: {len(plan.targets)} target(s) with runtime files from base")
-        red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
-        say(f"fix: {', '.join(fix_tests)}")
-        return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
-    say(f"red and the fix side by side (logs in {published_path(settings.out_dir)})")
-    cancel = threading.Event()
-    with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
-        try:
-            f_red = pool.submit(
-                settings.run,
-                tree,
-                plan.base,
-                plan.targets,
-                name=f"{STEM}_red",
-                cancel=cancel,
-            )
-            f_fix = pool.submit(
-                settings.run, tree, plan.head, fix_tests, name=fix_name, cancel=cancel
-            )
-            return f_red.result(), f_fix.result()
-        except BaseException:
-            cancel.set()
-            kill_running()
-            raise
 
 
 @dataclass(frozen=True)
@@ -127,10 +84,10 @@ class _Evidence:
 
 
 def _gather(
-    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool
+    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
 ) -> _Evidence:
     """Red and the fix run; green read from it; related failures rechecked."""
-    red, fix = _red_and_fix(tree, plan, settings, parallel=parallel)
+    red, fix = red_and_fix(tree, plan, settings, parallel=parallel, timings=timings)
     related: SuiteRun | None = None
     green = fix
     if plan.suites:
@@ -259,7 +216,10 @@ def prove(
             cache=ResultCache(cfg.work.results, fresh=fresh),
             stream=stream,
         )
-        evidence = _gather(tree, plan, settings, parallel=parallel)
+        timings = Timings(
+            cfg.work.root / "timings.json", seed=cfg.root / "test_durations.json"
+        )
+        evidence = _gather(tree, plan, settings, parallel=parallel, timings=timings)
         evidence = _checked(
             tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
         )

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Red and the run on the fix packed onto two cores.
+
+The run on the fix (the related suites plus the focused tests) is most of a
+proof. With two cores free it is cut into two shards by test file
+(:mod:`forkkit.testing.shards`), packed by each file's last measured time:
+one core runs red and then the first shard, the other the second shard. The
+shards' JUnit XML is merged into the one run they split, which the result
+cache keeps as the whole run, so an unchanged rerun is one lookup however it
+was packed. Every test runs in a shard exactly as in the whole run; only
+which process runs which file differs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from forkkit.fork.tree import ForkTree
+from forkkit.output.progress import say
+from forkkit.services.proof.model import STEM
+from forkkit.services.proof.plan import Plan
+from forkkit.testing.fixrun import fix_targets
+from forkkit.testing.logged import kill_running
+from forkkit.testing.shards import Timings, merged, split, units, weigh
+from forkkit.testing.suiterun import ForkRuns, SuiteRun
+from forkkit.workdir import published_path
+
+CORES = 2
+
+
+def parts_of(tree: ForkTree, head: str, targets: Sequence[str]) -> list[str]:
+    """The targets cut into test files where collection allows it."""
+    repo = tree.repo
+    files = frozenset(repo.ls_tree(head, []))
+
+    def read(path: str) -> str | None:
+        blob = repo.blob(head, path)
+        return None if blob is None else repo.read_blob(blob).decode(errors="replace")
+
+    return units(targets, files=files, read=read)
+
+
+def packed(
+    tree: ForkTree,
+    plan: Plan,
+    settings: ForkRuns,
+    *,
+    fix: tuple[str, Sequence[str]],
+    timings: Timings,
+) -> tuple[SuiteRun | None, SuiteRun] | None:
+    """Red (None in guard mode) and the fix run as two packed shards; None
+    when the fix run cannot be split or the cache holds it whole."""
+    name, tests = fix
+    parts = parts_of(tree, plan.head, tests)
+    if len(parts) < CORES or settings.has(tree, plan.head, tests, name=name):
+        return None
+    weights = timings.load()
+    known = [weights[p] for p in parts if p in weights]
+    mean = sum(known) / len(known) if known else 1.0
+    red_parts = [] if plan.guard else parts_of(tree, plan.head, plan.targets)
+    red_load = sum(weights.get(p, mean) for p in red_parts)
+    shards = split(parts, weights, n=CORES, preload=(red_load, 0.0))
+    if len(shards) < CORES:
+        return None
+    say(
+        f"{name}: {len(parts)} test files in {len(shards)} shards on "
+        f"{CORES} cores" + ("" if plan.guard else ", red first on the first")
+    )
+    red, runs = _run_shards(tree, plan, settings, name=name, shards=shards)
+    whole = merged(runs, name=name, targets=tests, out_dir=settings.out_dir)
+    settings.keep_whole(tree, plan.head, tests, run=whole)
+    if whole.report is not None and not whole.cached:
+        timings.update(weigh(parts, whole.report))
+    return red, whole
+
+
+def record(tree: ForkTree, head: str, run: SuiteRun, *, timings: Timings) -> None:
+    """Keep the test files' times of a fresh whole run for the next split."""
+    if run.report is not None and not run.cached:
+        timings.update(weigh(parts_of(tree, head, run.run.args), run.report))
+
+
+def _run_shards(
+    tree: ForkTree,
+    plan: Plan,
+    settings: ForkRuns,
+    *,
+    name: str,
+    shards: list[tuple[str, ...]],
+) -> tuple[SuiteRun | None, list[SuiteRun]]:
+    """One thread per core: red then shard 1 on the first, shard 2 on the
+    other; a signal stops every run (the threads never see one)."""
+    cancel = threading.Event()
+
+    def first() -> tuple[SuiteRun | None, SuiteRun]:
+        red = None
+        if not plan.guard:
+            red = settings.run(
+                tree, plan.base, plan.targets, name=f"{STEM}_red", cancel=cancel
+            )
+        return red, shard(0)
+
+    def shard(i: int) -> SuiteRun:
+        return settings.run(
+            tree, plan.head, shards[i], name=f"{name}-{i + 1}", cancel=cancel
+        )
+
+    with ThreadPoolExecutor(CORES, thread_name_prefix="packed") as pool:
+        try:
+            one = pool.submit(first)
+            two = pool.submit(shard, 1)
+            red, a = one.result()
+            return red, [a, two.result()]
+        except BaseException:
+            cancel.set()
+            kill_running()
+            raise
+
+
+def red_and_fix(
+    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
+) -> tuple[SuiteRun, SuiteRun]:
+    """Red (base runtime, focused tests) and the one run on the fix (the
+    related suites plus the focused tests; the focused tests alone with
+    ``--no-related``): one after the other, or packed onto both cores."""
+    fix_name = f"{STEM}_related" if plan.suites else f"{STEM}_green"
+    fix_tests = fix_targets(plan.suites, plan.targets) if plan.suites else plan.targets
+    if plan.guard:
+        say(
+            f"guard: a tests-only series, its tests on {tree.upstream_label} "
+            "(red would run the same tree)"
+        )
+    fix = (fix_name, fix_tests)
+    if parallel:
+        done = packed(tree, plan, settings, fix=fix, timings=timings)
+        if done is not None:
+            return done[0] or done[1], done[1]
+    red, fix_run = _unpacked(tree, plan, settings, fix=fix, parallel=parallel)
+    record(tree, plan.head, fix_run, timings=timings)
+    return red, fix_run
+
+
+def _unpacked(
+    tree: ForkTree,
+    plan: Plan,
+    settings: ForkRuns,
+    *,
+    fix: tuple[str, list[str] | tuple[str, ...]],
+    parallel: bool,
+) -> tuple[SuiteRun, SuiteRun]:
+    """Red and the fix run whole: one after the other, or side by side."""
+    fix_name, fix_tests = fix
+    if plan.guard:
+        fix_run = settings.run(tree, plan.head, fix_tests, name=fix_name)
+        return fix_run, fix_run
+    if not parallel:
+        say(f"red: {len(plan.targets)} target(s) with runtime files from base")
+        red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
+        say(f"fix: {', '.join(fix_tests)}")
+        return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
+    say(f"red and the fix side by side (logs in {published_path(settings.out_dir)})")
+    cancel = threading.Event()
+    with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
+        try:
+            f_red = pool.submit(
+                settings.run,
+                tree,
+                plan.base,
+                plan.targets,
+                name=f"{STEM}_red",
+                cancel=cancel,
+            )
+            f_fix = pool.submit(
+                settings.run, tree, plan.head, fix_tests, name=fix_name, cancel=cancel
+            )
+            return f_red.result(), f_fix.result()
+        except BaseException:
+            cancel.set()
+            kill_running()
+            raise
