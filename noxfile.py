@@ -36,7 +36,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def unit(session: nox.Session) -> None:
-    """The fast unit tests (a minute at most on 2 cores): no real vLLM, no
+    """The fast unit tests (30 s at most on 2 cores): no real vLLM, no
     contract matrices, no end-to-end command runs (``e2e``)."""
     session.install("-e", ".[test]")
     args = session.posargs or ["tests/unit"]
@@ -87,7 +87,8 @@ def tests(session: nox.Session) -> None:
     (tests/conftest.py); the unit and contract tests fill in around them.
     """
     session.install("-e", ".[test]")
-    session.run("pytest", *_xdist(), *session.posargs)
+    # the slowest tests, so CI's log says where the session's time goes
+    session.run("pytest", *_xdist(), "--durations=25", *session.posargs)
 
 
 def _xdist() -> list[str]:
@@ -171,11 +172,17 @@ def repro(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def bench(session: nox.Session) -> None:
-    """Benchmarks: ``-- materialize [ARGS]`` or (default) ``-- [red-green] [ARGS]``."""
+    """Benchmarks: ``-- materialize [ARGS]``, ``-- ci [--repeat N]`` (the
+    README's two commands on a fresh clone) or (default) ``-- [red-green]
+    [--repeat N] [ARGS]`` (the ratio to the manual recipe, and the phase
+    timeline)."""
     session.install("-e", ".")
     args = list(session.posargs)
     if args[:1] == ["materialize"]:
         session.run("python", "benchmarks/materialize_bench.py", *args[1:])
+        return
+    if args[:1] == ["ci"]:
+        session.run("python", "benchmarks/ci_bench.py", *args[1:])
         return
     if args[:1] == ["red-green"]:
         args = args[1:]

@@ -38,6 +38,9 @@ from forkkit.output.report import md_table
 from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.vcs import Repo
 
+sys.path.insert(0, str(Path(__file__).parent))
+from timeline import HEADERS, Phase, phases, rows
+
 MANUAL = "manual recipe (3 pytest runs, git restore)"
 TOOLKIT = "forkkit red-green --fresh"
 CACHED = "forkkit red-green (cached rerun)"
@@ -106,8 +109,9 @@ def _rows(
             name,
             str(len(ts)),
             f"{statistics.median(ts):.1f}",
-            f"{min(ts):.1f}",
+            f"{min(ts):.1f} to {max(ts):.1f}",
             f"{statistics.median(ts) / hand:.2f}x",
+            " ".join(f"{t / h:.2f}x" for t, h in zip(ts, times[MANUAL], strict=False)),
             f"{statistics.median(cpu[name]):.1f}",
             f"{statistics.median(cpu[name]) / hand_cpu:.2f}x",
         ]
@@ -143,6 +147,19 @@ def _rounds(
     return times, cpu
 
 
+def _print_timeline(found: list[Phase], wall: float, cpu: float) -> None:
+    """Where the last fresh run's time went, and what the cores did not do."""
+    cores = os.cpu_count() or 1
+    print("\n### Phase timeline of the last `forkkit red-green --fresh`\n")
+    print(md_table(HEADERS, rows(found)))
+    idle = max(cores * wall - cpu, 0.0)
+    print(
+        f"\nWall {wall:.1f} s on {cores} cores = {cores * wall:.1f} core-seconds; "
+        f"CPU used {cpu:.1f} s; idle {idle:.1f} core-seconds "
+        f"({idle / (cores * wall):.0%})\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     a = _parse(argv)
     cfg = load_config(a.config)
@@ -162,6 +179,14 @@ def main(argv: list[str] | None = None) -> int:
             TOOLKIT: lambda: toolkit(cfg, tree, ["--fresh", *opts], out, cached=False),
             CACHED: lambda: toolkit(cfg, tree, opts, out, cached=True),
         }
+        timeline: list[Phase] = []
+
+        def fresh() -> float:
+            seconds = toolkit(cfg, tree, ["--fresh", *opts], out, cached=False)
+            timeline[:] = phases(out)  # the last fresh run's, before it is replaced
+            return seconds
+
+        modes[TOOLKIT] = fresh
         times, cpu = _rounds(modes, max(a.repeat, 1))
     load_after = os.getloadavg()
     loads = [", ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after)]
@@ -169,8 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Load average before: {loads[0]}; after: {loads[1]}\n")
     shown = " ".join([*targets, *extra])
     print(f"Tests: `{shown}` + related suites, `--parallel {a.parallel}`\n")
-    heads = ["Mode", "Runs", "Median wall s", "Min wall s", "Wall vs manual"]
+    heads = ["Mode", "Runs", "Median wall s", "Wall s range", "Wall vs manual"]
+    heads += ["Each round vs manual"]
     print(md_table([*heads, "Median CPU s", "CPU vs manual"], _rows(times, cpu)))
+    _print_timeline(timeline, times[TOOLKIT][-1], cpu[TOOLKIT][-1])
     if a.json:
         data = {"targets": targets, "pytest_args": extra, "wall": times, "cpu": cpu}
         data["load"] = {"before": list(load_before), "after": list(load_after)}

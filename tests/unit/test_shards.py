@@ -5,6 +5,7 @@ packed proof on the toy project that classifies as the whole run does."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,9 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     packed = prove(toy_project, tree, out_dir=out, fresh=True, parallel=True)
     assert (out / "red_green_related-1.xml").is_file()
     assert (out / "red_green_related-2.xml").is_file()
+    shards = json.loads((out / "red_green.json").read_text())["related"]["shards"]
+    assert [s["name"] for s in shards] == ["red_green_related-1", "red_green_related-2"]
+    assert all(s["started_at"] > 0 and (out / s["junit"]).is_file() for s in shards)
     assert packed.valid and whole.valid
     assert packed.classification == whole.classification
     assert packed.related is not None and whole.related is not None

@@ -53,4 +53,4 @@ def subset_run(
     junit.write_text(xml)
     report = parse_junit_text(xml, str(published_path(junit)))
     run = dataclasses.replace(run, junit=junit)
-    return dataclasses.replace(fix, name=name, run=run, report=report)
+    return dataclasses.replace(fix, name=name, run=run, report=report, shards=())

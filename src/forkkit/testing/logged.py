@@ -36,6 +36,7 @@ class Finished:
     returncode: int
     seconds: float
     timed_out: bool  # killed by the timeout (its note is at the log's end)
+    started: float = 0.0  # when it started (seconds since the epoch)
 
 
 def run_logged(
@@ -52,7 +53,7 @@ def run_logged(
     """Run ``cmd`` in ``cwd`` with its output in ``log``; kill it (and its
     children) after ``timeout`` seconds or when the caller is interrupted.
     A set ``cancel`` refuses to start (KeyboardInterrupt naming ``name``)."""
-    start = time.monotonic()
+    start, started = time.monotonic(), time.time()
     fired = threading.Event()
     with log.open("w") as fh:
         with _LOCK:
@@ -82,7 +83,7 @@ def run_logged(
                 _LIVE.discard(proc)
         if fired.is_set():
             fh.write(f"\n[forkkit] {name} killed after the {timeout:g}s timeout\n")
-    return Finished(rc, time.monotonic() - start, fired.is_set())
+    return Finished(rc, time.monotonic() - start, fired.is_set(), started)
 
 
 def _plain_wait(proc: subprocess.Popen[bytes]) -> int:

@@ -42,6 +42,7 @@ class PytestRun:
     command: str
     timed_out: bool = False
     cached: bool = False  # results reused from the result cache, nothing ran
+    started: float = 0.0  # when it started (epoch seconds; 0: it did not run now)
 
 
 def pytest_command(
@@ -118,6 +119,7 @@ def run_pytest(
         done.seconds,
         shown,
         done.timed_out,
+        started=done.started,
     )
 
 

@@ -155,10 +155,18 @@ def merged(
         command=" & ".join(r.run.command for r in runs),
         timed_out=any(r.run.timed_out for r in runs),
         cached=all(r.run.cached for r in runs),
+        started=min(r.run.started for r in runs),
     )
     problem = "; ".join(r.problem for r in runs if r.problem)
     return SuiteRun(
-        name, first.runtime_rev, first.tree, first.in_place, whole, report, problem
+        name,
+        first.runtime_rev,
+        first.tree,
+        first.in_place,
+        whole,
+        report,
+        problem,
+        shards=tuple(runs),
     )
 
 

@@ -48,6 +48,7 @@ class SuiteRun:
     run: PytestRun
     report: JunitReport | None  # None: pytest wrote no JUnit (timeout, crash)
     problem: str = ""
+    shards: tuple[SuiteRun, ...] = ()  # the runs it was split into, side by side
 
     @property
     def cached(self) -> bool:

@@ -77,6 +77,8 @@ class RunDoc:
     junit: str = ""
     log: str = ""
     problem: str = ""
+    started_at: float = 0.0  # epoch seconds (0: it did not run now)
+    shards: tuple[RunDoc, ...] = ()  # the runs it was split into, side by side
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,8 @@ def _run(run: SuiteRun | None) -> RunDoc | None:
         junit=pytest.junit.name,
         log=pytest.log.name,
         problem=run.problem,
+        started_at=round(pytest.started, 3),
+        shards=tuple(d for s in run.shards if (d := _run(s)) is not None),
     )
 
 

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Where a ``forkkit red-green`` run's time went, read from its report folder.
+
+For each pytest process (red, and the run on the fix or its shards): when it
+started (from the run's ``started_at``), its wall time, and its phases from
+its JUnit XML: start-up until pytest's session began (the interpreter, torch
+and vLLM imported by conftest.py), collection (the session before the first
+test's time), the tests themselves, and the rest (teardown, exit). Idle
+core-seconds are what the cores could have done and did not: cores x wall
+minus the CPU the command's processes used.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One pytest process of a red-green run."""
+
+    name: str
+    start: float  # seconds after the command's first run started
+    wall: float
+    startup: float  # until pytest's session began
+    collection: float
+    tests: float
+
+    @property
+    def rest(self) -> float:
+        return max(self.wall - self.startup - self.collection - self.tests, 0.0)
+
+
+def _junit_times(path: Path) -> tuple[float, float, float]:
+    """(session start epoch, session seconds, tests' seconds) of a JUnit XML."""
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    stamps = [
+        datetime.fromisoformat(s.get("timestamp", "")).timestamp()
+        for s in suites
+        if s.get("timestamp")
+    ]
+    session = sum(float(s.get("time", "0") or 0) for s in suites)
+    tests = sum(float(c.get("time", "0") or 0) for c in root.iter("testcase"))
+    return (min(stamps) if stamps else 0.0), session, tests
+
+
+def _processes(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The runs that were pytest processes of their own: the run on the fix
+    (or its shards), and red unless it was read from that run (guard mode);
+    green is read from the run on the fix when there is one."""
+    fix = doc.get("related") or doc.get("green") or {}
+    runs = list(fix.get("shards") or ([fix] if fix else []))
+    red = doc.get("red") or {}
+    if red and red.get("log") != fix.get("log"):
+        runs.append(red)
+    return [r for r in runs if r.get("started_at")]
+
+
+def phases(out: Path) -> list[Phase]:
+    """The processes of the red-green report in ``out``, in start order."""
+    doc = json.loads((out / "red_green.json").read_text())
+    runs = _processes(doc)
+    if not runs:
+        return []
+    t0 = min(r["started_at"] for r in runs)
+    out_rows = []
+    for run in sorted(runs, key=lambda r: r["started_at"]):
+        session_start, session, tests = _junit_times(out / run["junit"])
+        startup = max(session_start - run["started_at"], 0.0) if session_start else 0.0
+        out_rows.append(
+            Phase(
+                name=run["name"],
+                start=run["started_at"] - t0,
+                wall=run["wall_seconds"],
+                startup=startup,
+                collection=max(session - tests, 0.0),
+                tests=tests,
+            )
+        )
+    return out_rows
+
+
+def rows(found: list[Phase]) -> list[list[str]]:
+    """A Markdown table's rows: one per process."""
+    return [
+        [
+            p.name,
+            f"{p.start:.1f}",
+            f"{p.wall:.1f}",
+            f"{p.startup:.1f}",
+            f"{p.collection:.1f}",
+            f"{p.tests:.1f}",
+            f"{p.rest:.1f}",
+        ]
+        for p in found
+    ]
+
+
+HEADERS = ["Process", "Starts at s", "Wall s", "Start-up s", "Collection s"]
+HEADERS += ["Tests s", "Rest s"]
