@@ -277,9 +277,10 @@ def published_path(path: Path) -> Path:
     (``path`` itself when it is in none): what a console message names, so
     the name still holds after the run. Reports name their files relative to
     their own folder instead."""
-    for staged in sorted(_STAGED, key=lambda p: len(p.parts), reverse=True):
-        if path.is_relative_to(staged):
-            path = _STAGED[staged] / path.relative_to(staged)
+    staged = sorted(_STAGED.items(), key=lambda kv: len(kv[0].parts), reverse=True)
+    for run, dest in staged:
+        if path.is_relative_to(run):
+            path = dest / path.relative_to(run)
     return path
 
 

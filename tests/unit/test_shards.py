@@ -6,15 +6,20 @@ packed proof on the toy project that classifies as the whole run does."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.services.proof.packed import packable_args
 from forkkit.services.proof.run import prove
 from forkkit.testing.junit import parse_junit_text
-from forkkit.testing.shards import Timings, merge_junit, split, units, weigh
+from forkkit.testing.pytest_run import PytestRun
+from forkkit.testing.shards import Timings, merge_junit, merged, split, units, weigh
+from forkkit.testing.suiterun import SuiteRun
+from forkkit.vcs import Repo
 
 FILES = frozenset(
     {
@@ -43,8 +48,7 @@ def test_a_plain_directory_is_cut_into_its_test_files_and_subfolders() -> None:
         "tests/b_test.py",
         "tests/sub",
         "tests/test_a.py",
-        "tests/test_d.py",
-        "tests/test_d.py::test_x",
+        "tests/test_d.py",  # its node id goes: this unit runs it
     ]
 
 
@@ -143,3 +147,83 @@ def test_measured_times_override_the_committed_seed(tmp_path: Path) -> None:
     timings.update({"tests/sub": 2.5})
     assert timings.load() == {"tests/test_a.py": 9.0, "tests/sub": 2.5}
     assert "test_a" not in timings.path.read_text()  # the seed is not copied
+
+
+@pytest.mark.parametrize(
+    ("extra", "special"),
+    [
+        ({"tests/build/test_b.py"}, set()),  # norecursedirs: the whole run skips it
+        ({"tests/.hidden/test_h.py"}, set()),
+        ({"tests/env/pyvenv.cfg", "tests/env/test_v.py"}, set()),  # a virtualenv
+        ({"tests/sub/pytest.ini"}, set()),  # a config its shard would pick up
+        (set(), {"tests/linked"}),  # a symlink or submodule
+    ],
+    ids=["build", "hidden", "venv", "config", "symlink"],
+)
+def test_a_directory_that_would_collect_otherwise_stays_whole(
+    extra: set[str], special: set[str]
+) -> None:
+    got = units(
+        ["tests"],
+        files=FILES | extra,
+        read=reader({}),
+        special=frozenset(special),
+    )
+    assert got == ["tests"]
+
+
+def test_doctest_files_are_units_and_covered_units_go() -> None:
+    files = FILES | {"tests/test_notes.txt", "tests/notes.txt"}
+    got = units(["tests", "tests/test_a.py::test_x"], files=files, read=reader({}))
+    assert "tests/test_notes.txt" in got and "tests/notes.txt" not in got
+    assert "tests/test_a.py::test_x" not in got  # tests/test_a.py runs it
+
+
+@pytest.mark.parametrize(
+    ("args", "ok"),
+    [
+        ([], True),
+        (["-k", "mamba and not slow", "-q", "-rfE", "--tb=short"], True),
+        (["-m", "cpu_test", "-W", "ignore", "-p", "no:randomly", "-s"], True),
+        (["--deselect", "tests/test_a.py::t", "-kfoo", "-pno:x"], True),
+        (["-x"], False),
+        (["--maxfail=2"], False),
+        (["--ignore", "tests/sub"], False),
+        (["-p", "xdist"], False),
+        (["-sw"], False),  # --stepwise, not -s
+        (["-k"], False),  # no value
+    ],
+)
+def test_only_per_test_pytest_options_are_packed(args: list[str], ok: bool) -> None:
+    assert packable_args(args) is ok
+
+
+def test_a_merged_run_exits_as_the_whole_run(tmp_path: Path) -> None:
+    def run(name: str, code: int) -> SuiteRun:
+        junit, log = tmp_path / f"{name}.xml", tmp_path / f"{name}.log"
+        junit.write_text('<testsuite name="pytest" time="1"/>')
+        log.write_text(f"{name}\n")
+        ran = PytestRun((name,), code, junit, log, 1.0, "pytest", started=5.0)
+        return SuiteRun(name, "r", "t", True, ran, parse_junit_text(junit.read_text()))
+
+    def code(*codes: int) -> int:
+        runs = [run(f"s{i}", c) for i, c in enumerate(codes)]
+        return merged(runs, name="w", targets=["t"], out_dir=tmp_path).run.returncode
+
+    assert code(5, 0) == 0  # one shard had nothing to collect
+    assert code(5, 1) == 1 and code(0, 1) == 1 and code(5, 5) == 5
+    assert code(5, 2) == 2
+
+
+def test_tree_listing_names_files_as_they_are(tmp_path: Path) -> None:
+    """``ls-tree -z``: a non-ASCII name is not quoted (a quoted one would be
+    a target no file has)."""
+    repo = Repo.init(tmp_path / "r")
+    (repo.path / "tests").mkdir()
+    (repo.path / "tests" / "test_caf\u00e9.py").write_text("def test_x(): pass\n")
+    (repo.path / "link").symlink_to("tests")
+    for args in (["add", "-A"], ["commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(repo.path), *args], check=True)
+    modes = repo.ls_tree_modes("HEAD", [])
+    assert modes["tests/test_caf\u00e9.py"][0] == "100644"
+    assert modes["link"][0] == "120000"

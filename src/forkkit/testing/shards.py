@@ -19,19 +19,35 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from forkkit.patches.testids import junit_module
+from forkkit.patches.testids import covers, junit_module
 from forkkit.testing.junit import JunitReport, parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.suiterun import SuiteRun
 from forkkit.workdir import published_path
 
-# pytest's default ``python_files``: what a directory target collects.
-TEST_FILES = ("test_*.py", "*_test.py")
+# What a directory target collects by default: pytest's ``python_files``
+# and the doctest plugin's ``--doctest-glob``.
+TEST_FILES = ("test_*.py", "*_test.py", "test*.txt")
+# pytest's default ``norecursedirs``: a directory target skips these, and a
+# unit named on the command line would not.
+NO_RECURSE: tuple[str, ...] = (
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+)
+NO_RECURSE += ("venv", "{arch}")
 # Settings and hooks that change what a directory collects: where the tree
 # has one, its directories stay whole units.
 _CONFIGS = ("pyproject.toml", "pytest.ini", "setup.cfg", "tox.ini")
 _CHANGES_COLLECTION = (
     "python_files",
+    "norecursedirs",
+    "addopts",
+    "doctest",
     "collect_ignore",
     "pytest_ignore_collect",
     "pytest_collect_file",
@@ -41,16 +57,24 @@ _CHANGES_COLLECTION = (
 Reader = Callable[[str], str | None]  # a tracked file's text (None: absent)
 
 
-def units(targets: Sequence[str], *, files: frozenset[str], read: Reader) -> list[str]:
+def units(
+    targets: Sequence[str],
+    *,
+    files: frozenset[str],
+    read: Reader,
+    special: frozenset[str] = frozenset(),
+) -> list[str]:
     """``targets`` with each plain directory cut one level: its test files
-    and its subdirectories, in path order (node ids and files stay)."""
+    and its subdirectories, in path order (node ids and files stay). A unit
+    that another unit covers goes (pytest runs such a test once). ``files``:
+    the tree's regular files; ``special``: its symlinks and submodules."""
     if any(_changes(read(c)) for c in _CONFIGS):
         return list(targets)
     out: list[str] = []
     for target in targets:
         base = target.rstrip("/")
-        below = sorted(f for f in files if f.startswith(base + "/"))
-        if "::" in target or not below or _custom_below(base, read):
+        below = sorted(f for f in files | special if f.startswith(base + "/"))
+        if "::" in target or not _plain(base, below, special=special, read=read):
             out.append(target)
             continue
         children: dict[str, None] = {}
@@ -61,7 +85,27 @@ def units(targets: Sequence[str], *, files: frozenset[str], read: Reader) -> lis
             elif any(fnmatch.fnmatch(first[0], p) for p in TEST_FILES):
                 children[path] = None
         out += list(children)
-    return list(dict.fromkeys(out))
+    kept = list(dict.fromkeys(out))
+    return [u for u in kept if not any(o != u and covers(o, u) for o in kept)]
+
+
+def _plain(
+    base: str, below: list[str], *, special: frozenset[str], read: Reader
+) -> bool:
+    """Whether a directory collects as its children named one by one would:
+    default collection, no subdirectory pytest would skip or config it
+    holds, no symlink or submodule."""
+    if not below or _custom_below(base, read):
+        return False
+    for path in below:
+        rest = path[len(base) + 1 :].split("/")
+        if path in special or rest[-1] in _CONFIGS:
+            return False
+        if len(rest) > 1 and any(fnmatch.fnmatch(rest[0], p) for p in NO_RECURSE):
+            return False
+        if rest[-1] == "pyvenv.cfg":  # a virtualenv: pytest does not collect it
+            return False
+    return True
 
 
 def _changes(text: str | None) -> bool:
@@ -144,7 +188,9 @@ def merged(
         text = merge_junit([r.run.junit.read_text() for r in runs])
         junit.write_text(text)
         report = parse_junit_text(text, str(published_path(junit)))
-    codes = [r.run.returncode for r in runs if r.run.returncode != 0]
+    # pytest's 5 (nothing collected) only when no shard collected anything
+    codes = [r.run.returncode for r in runs if r.run.returncode not in (0, 5)]
+    codes = codes or ([5] if all(r.run.returncode == 5 for r in runs) else [])
     first = runs[0]
     whole = PytestRun(
         args=tuple(targets),
@@ -155,7 +201,7 @@ def merged(
         command=" & ".join(r.run.command for r in runs),
         timed_out=any(r.run.timed_out for r in runs),
         cached=all(r.run.cached for r in runs),
-        started=min(r.run.started for r in runs),
+        started=min((r.run.started for r in runs if r.run.started), default=0.0),
     )
     problem = "; ".join(r.problem for r in runs if r.problem)
     return SuiteRun(

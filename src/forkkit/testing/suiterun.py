@@ -164,17 +164,19 @@ class ForkRuns:
         *,
         name: str,
         cancel: threading.Event | None = None,
+        scratch: bool = False,
     ) -> SuiteRun:
         """Run the tests of ``head`` with the runtime files of ``rev``.
 
         That tree runs in the fork tree itself only when it is checked out
-        there (refused unless clean); otherwise in a scratch worktree of it:
-        the fork tree is never edited. A finished run is kept in the cache.
+        there (refused unless clean) and not ``scratch``; otherwise in a
+        scratch worktree of it: the fork tree is never edited. A finished run
+        is kept in the cache.
         """
         # (a killed run's worktrees are pruned once per proof, not per run)
         repo, spec, target, source = self._spec(tree, rev, tests, name=name)
         tested = spec.tree
-        place = ForkWorkspace(repo, target, name=name, source=source)
+        place = ForkWorkspace(repo, target, name=name, source=source, scratch=scratch)
         ran = service.run(
             spec,
             workspace=lambda: place,
@@ -246,9 +248,11 @@ class ForkWorkspace(AbstractContextManager[Path]):
     it is checked out there (refused unless clean; what changed under it is
     :attr:`changed` afterwards), else a scratch worktree of it."""
 
-    def __init__(self, repo: Repo, target: str, *, name: str, source: str) -> None:
+    def __init__(
+        self, repo: Repo, target: str, *, name: str, source: str, scratch: bool = False
+    ) -> None:
         self.repo, self.target, self.name, self.source = repo, target, name, source
-        self.in_place = target == repo.rev("HEAD")
+        self.in_place = not scratch and target == repo.rev("HEAD")
         self.changed: list[str] = []
         self._scratch: AbstractContextManager[Any] | None = None
 

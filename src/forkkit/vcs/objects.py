@@ -79,11 +79,21 @@ class Objects(GitBound):
 
     def ls_tree(self, rev: str, paths: Sequence[str]) -> dict[str, str]:
         """``path -> blob id`` of the files under ``paths`` at ``rev``."""
-        out = self._git.out("ls-tree", "-r", rev, "--", *paths)
+        return {path: oid for path, (_, oid) in self.ls_tree_modes(rev, paths).items()}
+
+    def ls_tree_modes(
+        self, rev: str, paths: Sequence[str]
+    ) -> dict[str, tuple[str, str]]:
+        """``path -> (mode, object id)`` of the entries under ``paths`` at
+        ``rev``, names as they are (``-z``: no quoting); mode 120000 is a
+        symlink, 160000 a submodule."""
+        out = self._git.run("ls-tree", "-r", "-z", rev, "--", *paths).stdout
         entries = {}
-        for line in out.splitlines():
-            meta, path = line.split("\t", 1)
-            entries[path] = meta.split()[2]
+        for record in out.split("\0"):
+            if record:
+                meta, path = record.split("\t", 1)
+                mode, _, oid = meta.split()
+                entries[path] = (mode, oid)
         return entries
 
     def changed_paths(self, a: str, b: str) -> list[str]:

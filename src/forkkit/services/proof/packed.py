@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from typing import Any
 
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
@@ -30,16 +31,52 @@ from forkkit.workdir import published_path
 CORES = 2
 
 
+# pytest options that act on each test alone: a shard runs them as the whole
+# run would. Any other (-x, --maxfail, --ignore, -c, a plugin...) runs whole.
+_FLAGS = frozenset({"-q", "-qq", "-v", "-vv", "-vvv", "-s", "--disable-warnings"})
+_WITH_VALUE = ("-k", "-m", "-W", "--deselect", "-p")  # -p: only no:NAME
+
+
+def packable_args(args: Sequence[str]) -> bool:
+    """Whether every pytest argument acts on each test alone."""
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg in _FLAGS or arg.startswith("--tb="):
+            continue
+        if arg.startswith("-r") and arg[2:].isalpha():
+            continue
+        value = _value(arg, rest)
+        if value is None or (arg.startswith("-p") and not value.startswith("no:")):
+            return False
+    return True
+
+
+def _value(arg: str, rest: list[str]) -> str | None:
+    """The value of an option of :data:`_WITH_VALUE` (taken from ``rest``
+    when it is the next argument); None for any other argument."""
+    for opt in _WITH_VALUE:
+        if arg == opt:
+            return rest.pop(0) if rest else None
+        if arg.startswith(f"{opt}="):
+            return arg[len(opt) + 1 :]
+        if len(opt) == 2 and arg.startswith(opt) and len(arg) > 2:
+            return arg[2:]
+    return None
+
+
 def parts_of(tree: ForkTree, head: str, targets: Sequence[str]) -> list[str]:
     """The targets cut into test files where collection allows it."""
     repo = tree.repo
-    files = frozenset(repo.ls_tree(head, []))
+    entries = repo.ls_tree_modes(head, [])
+    files = frozenset(p for p, (mode, _) in entries.items() if mode.startswith("100"))
+    special = frozenset(entries) - files
 
     def read(path: str) -> str | None:
         blob = repo.blob(head, path)
         return None if blob is None else repo.read_blob(blob).decode(errors="replace")
 
-    return units(targets, files=files, read=read)
+    return units(targets, files=files, read=read, special=special)
 
 
 def packed(
@@ -53,6 +90,8 @@ def packed(
     """Red (None in guard mode) and the fix run as two packed shards; None
     when the fix run cannot be split or the cache holds it whole."""
     name, tests = fix
+    if not packable_args(settings.pytest_args):
+        return None
     parts = parts_of(tree, plan.head, tests)
     if len(parts) < CORES or settings.has(tree, plan.head, tests, name=name):
         return None
@@ -69,11 +108,26 @@ def packed(
         f"{CORES} cores" + ("" if plan.guard else ", red first on the first")
     )
     red, runs = _run_shards(tree, plan, settings, name=name, shards=shards)
+    odd = [r.name for r in runs if not _as_whole(r)]
+    if odd:  # the whole run might have stopped at collection: run it whole
+        say(f"{name}: {', '.join(odd)} did not run to the end; running it whole")
+        return None
     whole = merged(runs, name=name, targets=tests, out_dir=settings.out_dir)
     settings.keep_whole(tree, plan.head, tests, run=whole)
     if whole.report is not None and not whole.cached:
         timings.update(weigh(parts, whole.report))
     return red, whole
+
+
+def _as_whole(run: SuiteRun) -> bool:
+    """A shard ran as it would in the whole run: it finished, collected every
+    module (the whole run stops after a collection error), exited 0, 1 or 5."""
+    return (
+        run.report is not None
+        and not run.problem
+        and not run.report.collection_errors
+        and run.run.returncode in (0, 1, 5)
+    )
 
 
 def record(tree: ForkTree, head: str, run: SuiteRun, *, timings: Timings) -> None:
@@ -103,14 +157,23 @@ def _run_shards(
         return red, shard(0)
 
     def shard(i: int) -> SuiteRun:
+        # one shard in the fork tree, the other in a scratch worktree: the
+        # fork tree's checks (clean before, unchanged after) see one run only
         return settings.run(
-            tree, plan.head, shards[i], name=f"{name}-{i + 1}", cancel=cancel
+            tree,
+            plan.head,
+            shards[i],
+            name=f"{name}-{i + 1}",
+            cancel=cancel,
+            scratch=i > 0,
         )
 
     with ThreadPoolExecutor(CORES, thread_name_prefix="packed") as pool:
         try:
             one = pool.submit(first)
             two = pool.submit(shard, 1)
+            both: list[Future[Any]] = [one, two]
+            wait(both, return_when=FIRST_EXCEPTION)  # a failure stops both
             red, a = one.result()
             return red, [a, two.result()]
         except BaseException:

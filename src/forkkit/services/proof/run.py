@@ -216,9 +216,7 @@ def prove(
             cache=ResultCache(cfg.work.results, fresh=fresh),
             stream=stream,
         )
-        timings = Timings(
-            cfg.work.root / "timings.json", seed=cfg.root / "test_durations.json"
-        )
+        timings = project_timings(cfg)
         evidence = _gather(tree, plan, settings, parallel=parallel, timings=timings)
         evidence = _checked(
             tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
@@ -236,6 +234,13 @@ def prove(
         text, data = render_markdown(result), render_json(result)
         write_reports(folder.path, STEM, markdown=text, data=data, doc=PROOF)
     return result
+
+
+def project_timings(cfg: ForkConfig) -> Timings:
+    """The workdir's measured test-file times, seeded by the project's
+    committed ``test_durations.json``."""
+    root = cfg.work.root / "timings.json"
+    return Timings(root, seed=cfg.root / "test_durations.json")
 
 
 def _result(

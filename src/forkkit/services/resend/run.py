@@ -71,21 +71,6 @@ class Runner:
             str(json_out),
         ]
 
-    def shown(self, json_out: Path) -> str:
-        """The command as a report shows it: no local paths (the tree an
-        overlay names is the one the report names)."""
-        overlay = ["--overlay", "TREE", "--files", ",".join(self.runtime_files)]
-        return shlex.join(
-            [
-                "python",
-                self.script.name,
-                *self.args,
-                *(overlay if self.gpu else []),
-                "--json-out",
-                json_out.name,
-            ]
-        )
-
     def environ(self, tree: Path) -> dict[str, str]:
         if self.env is not None:
             return self.env.environ(tree)
@@ -152,7 +137,9 @@ def run_script(
             f"{': ' + tail[0] if tail else ''}); see the log",
         )
     shown_js = str(published_path(js))
-    return parse_script_output(js.read_text(), shown_js), runner.shown(js)
+    # the command as it reruns: its JSON named where it is published
+    shown_cmd = shlex.join(runner.command(tree, published_path(js)))
+    return parse_script_output(js.read_text(), shown_js), shown_cmd
 
 
 def make_runner(
