@@ -353,9 +353,11 @@ def resolve_parallel(
     choice: str, cpus: int | None = None, busy: float | None = None
 ) -> bool:
     """``on``/``off``, or ``auto``: side by side when 2+ cores are free now
-    (CPUs minus the CPUs busy over a short sample, rounded)."""
+    (CPUs minus the CPUs busy over a 0.2 s sample, rounded: 20 clock ticks
+    per CPU tell a busy core from a free one, and an unchanged rerun, which
+    pays the sample, takes under a second)."""
     if choice == "auto":
         n = cpus if cpus is not None else os.cpu_count() or 1
-        used = busy if busy is not None else busy_cpus(cpus=n)
+        used = busy if busy is not None else busy_cpus(sample_s=0.2, cpus=n)
         return round(n - used) >= 2
     return choice == "on"
