@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
@@ -27,3 +29,21 @@ def test_threads_share_worktree_admin_without_races(toy_project: ForkConfig) -> 
         (repo.git_dir() / "worktrees").iterdir()
     )
     assert not scratch_root(repo.path).exists()
+
+
+def test_git_housekeeping_is_done_when_the_git_command_returns(
+    tmp_path: Path,
+) -> None:
+    """``gc --auto`` after a commit runs in the foreground: a detached one
+    kept a core busy after a fresh fork's first commits, so ``--parallel
+    auto`` saw a busy machine and ran the proof on one core."""
+    repo = Repo.init(tmp_path / "r")
+    where = ["git", "-C", str(repo.path)]
+    subprocess.run([*where, "config", "gc.auto", "1"], check=True)
+    for i in range(600):  # enough for gc --auto's estimate of loose objects
+        (repo.path / f"f{i}.txt").write_text(f"{i}\n")
+    subprocess.run([*where, "add", "-A"], check=True)
+    repo._git.run("commit", "-q", "-m", "many loose objects")
+    git_dir = repo.path / ".git"
+    assert not (git_dir / "gc.pid").exists()  # no gc still running behind
+    assert list((git_dir / "objects" / "pack").glob("*.pack"))

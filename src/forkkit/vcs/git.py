@@ -33,6 +33,22 @@ _READS = frozenset(
 _LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 
 
+# Every git forkkit runs: no line-ending rewrites, no advice, and the
+# housekeeping a command triggers (gc --auto, maintenance) done before it
+# returns, never left running behind it (it would keep a core busy while
+# --parallel auto samples the machine).
+_CONFIG = tuple(
+    arg
+    for pair in (
+        "core.autocrlf=false",
+        "advice.detachedHead=false",
+        "gc.autoDetach=false",
+        "maintenance.autoDetach=false",
+    )
+    for arg in ("-c", pair)
+)
+
+
 class GitError(ForkkitError):
     """A git command failed; carries its stderr."""
 
@@ -88,7 +104,7 @@ class Git:
         env = self.env()
         if extra_env:
             env.update(extra_env)
-        cmd = ["git", "-c", "core.autocrlf=false", "-c", "advice.detachedHead=false"]
+        cmd = ["git", *_CONFIG]
         try:
             proc = subprocess.run(
                 [*cmd, *args],
