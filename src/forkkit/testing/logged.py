@@ -71,7 +71,7 @@ def run_logged(
             if timer:
                 timer.daemon = True
                 timer.start()
-            rc = (wait or _plain_wait)(proc)
+            rc = wait(proc) if wait else proc.wait()
         except BaseException:
             _kill(proc)
             proc.wait()
@@ -84,10 +84,6 @@ def run_logged(
         if fired.is_set():
             fh.write(f"\n[forkkit] {name} killed after the {timeout:g}s timeout\n")
     return Finished(rc, time.monotonic() - start, fired.is_set(), started)
-
-
-def _plain_wait(proc: subprocess.Popen[bytes]) -> int:
-    return proc.wait()
 
 
 def _start(

@@ -121,6 +121,13 @@ def _custom_below(base: str, read: Reader) -> bool:
     )
 
 
+def unmeasured_weight(parts: Sequence[str], weights: Mapping[str, float]) -> float:
+    """What a part with no measured time weighs: the mean of the ``parts``
+    that have one (1.0 when none has)."""
+    known = [weights[p] for p in parts if p in weights]
+    return sum(known) / len(known) if known else 1.0
+
+
 def split(
     parts: Sequence[str],
     weights: Mapping[str, float],
@@ -132,8 +139,7 @@ def split(
     least loaded (``preload``: work a shard's core already has); a part with
     no measured time weighs the mean of those that have one. Each shard keeps
     the parts' order; empty shards are dropped."""
-    known = [weights[p] for p in parts if p in weights]
-    mean = sum(known) / len(known) if known else 1.0
+    mean = unmeasured_weight(parts, weights)
     load = [*preload, *([0.0] * n)][:n]
     chosen: list[list[str]] = [[] for _ in range(n)]
     for part in sorted(parts, key=lambda p: -weights.get(p, mean)):

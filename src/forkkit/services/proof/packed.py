@@ -14,7 +14,7 @@ which process runs which file differs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from typing import Any
 
@@ -24,7 +24,14 @@ from forkkit.services.proof.model import STEM
 from forkkit.services.proof.plan import Plan
 from forkkit.testing.fixrun import fix_targets
 from forkkit.testing.logged import kill_running
-from forkkit.testing.shards import Timings, merged, split, units, weigh
+from forkkit.testing.shards import (
+    Timings,
+    merged,
+    split,
+    units,
+    unmeasured_weight,
+    weigh,
+)
 from forkkit.testing.suiterun import ForkRuns, SuiteRun
 from forkkit.workdir import published_path
 
@@ -65,8 +72,9 @@ def _value(arg: str, rest: list[str]) -> str | None:
     return None
 
 
-def parts_of(tree: ForkTree, head: str, targets: Sequence[str]) -> list[str]:
-    """The targets cut into test files where collection allows it."""
+def cutter(tree: ForkTree, head: str) -> Callable[[Sequence[str]], list[str]]:
+    """Cuts targets into test files where collection allows it, from one
+    listing of ``head``'s tree (however many target lists it cuts)."""
     repo = tree.repo
     entries = repo.ls_tree_modes(head, [])
     files = frozenset(p for p, (mode, _) in entries.items() if mode.startswith("100"))
@@ -76,7 +84,7 @@ def parts_of(tree: ForkTree, head: str, targets: Sequence[str]) -> list[str]:
         blob = repo.blob(head, path)
         return None if blob is None else repo.read_blob(blob).decode(errors="replace")
 
-    return units(targets, files=files, read=read, special=special)
+    return lambda targets: units(targets, files=files, read=read, special=special)
 
 
 def packed(
@@ -92,14 +100,15 @@ def packed(
     name, tests = fix
     if not packable_args(settings.pytest_args):
         return None
-    parts = parts_of(tree, plan.head, tests)
+    cut = cutter(tree, plan.head)
+    parts = cut(tests)
     if len(parts) < CORES or settings.has(tree, plan.head, tests, name=name):
         return None
     weights = timings.load()
-    known = [weights[p] for p in parts if p in weights]
-    mean = sum(known) / len(known) if known else 1.0
-    red_parts = [] if plan.guard else parts_of(tree, plan.head, plan.targets)
-    red_load = sum(weights.get(p, mean) for p in red_parts)
+    mean = unmeasured_weight(parts, weights)
+    red_load = (
+        0.0 if plan.guard else sum(weights.get(p, mean) for p in cut(plan.targets))
+    )
     shards = split(parts, weights, n=CORES, preload=(red_load, 0.0))
     if len(shards) < CORES:
         return None
@@ -133,7 +142,7 @@ def _as_whole(run: SuiteRun) -> bool:
 def record(tree: ForkTree, head: str, run: SuiteRun, *, timings: Timings) -> None:
     """Keep the test files' times of a fresh whole run for the next split."""
     if run.report is not None and not run.cached:
-        timings.update(weigh(parts_of(tree, head, run.run.args), run.report))
+        timings.update(weigh(cutter(tree, head)(run.run.args), run.report))
 
 
 def _run_shards(
