@@ -345,6 +345,23 @@ def test_semantic_absorption(
         assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
 
 
+@pytest.mark.e2e
+def test_no_red_failure_skips_the_old_green_run(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    """When none of the patch's tests fails red on the old base (here ``-k``
+    selects none), no test can be FAIL_TO_PASS: green is not run for it."""
+    calc = {"toy/calc.py": CALC_FIXED_BY_DECORATOR}
+    target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
+    opts = Options(red_green=False, pytest_args=("-k", "no_such_test"))
+    (p,) = rebase(toy_project, target, opts).patches
+    assert p.semantic is not None
+    assert p.semantic.note == "not applicable: no FAIL_TO_PASS test on the old base"
+    runs = {f.name for f in toy_project.work.rebase_dir("runs").iterdir()}
+    assert any(n.endswith("-old-red.xml") for n in runs), runs
+    assert not any("-old-green" in n for n in runs), runs
+
+
 def test_a_kept_tests_only_series_whose_guard_fails_is_not_a_retirement() -> None:
     """Every patch absorbed, but the tests kept with ``--keep-tests`` fail on
     the new pin: the outcome is the failed proof (exit 1), not ``retire``."""

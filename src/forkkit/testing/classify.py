@@ -28,6 +28,12 @@ def _bad(t: TestOutcome | None) -> bool:
     return t is not None and t.outcome in ("failed", "error")
 
 
+def failing(run: JunitReport) -> list[str]:
+    """The tests that failed or errored in ``run``: only these can be
+    FAIL_TO_PASS when ``run`` is red."""
+    return [test_id for test_id, t in run.tests.items() if _bad(t)]
+
+
 def classify_test(red: TestOutcome | None, green: TestOutcome | None) -> Category:
     """One test's category from its red and green outcomes."""
     if red is None or green is None:

@@ -30,7 +30,7 @@ from forkkit.services.rebase.absorb import (
 )
 from forkkit.services.rebase.model import Options, SemanticCheck
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.classify import classify
+from forkkit.testing.classify import classify, failing
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.suiterun import ForkRuns
@@ -107,6 +107,8 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         )
         stem = patch.path.stem[:40]
         red_run = self._pytest(red, targets, f"{stem}-old-red")
+        if not failing(red_run):  # nothing failed red: no FAIL_TO_PASS either way
+            return []
         green_run = self._pytest(old_commit, targets, f"{stem}-old-green")
         return classify(red_run, green_run).ids("FAIL_TO_PASS")
 
