@@ -90,14 +90,31 @@ def check_path_options(options: CommonOptions) -> None:
 
 
 def add_proof_options(parser: argparse.ArgumentParser) -> None:
-    """``--focused-only`` and ``--pytest-args`` of the red/green proof a
-    command runs on its result (rebase, watch)."""
+    """``--focused-only``, ``--parallel`` and ``--pytest-args`` of the
+    red/green proof a command runs on its result (rebase, watch)."""
     parser.add_argument(
         "--focused-only",
         action="store_true",
         help="red/green on the focused tests only (not the related suites)",
     )
+    add_parallel_option(
+        parser,
+        help="the proof's red beside its run on the fix, packed onto both cores "
+        "(default auto: when 2+ cores are free as the proof starts)",
+    )
     add_pytest_args_option(parser)
+
+
+def add_parallel_option(parser: argparse.ArgumentParser, *, help: str) -> None:
+    """``--parallel [on|off|auto]`` (default auto; bare: on)."""
+    parser.add_argument(
+        "--parallel",
+        nargs="?",
+        const="on",
+        default="auto",
+        choices=["on", "off", "auto"],
+        help=help,
+    )
 
 
 def add_pytest_args_option(

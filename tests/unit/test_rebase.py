@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.cli import main
+from forkkit.cli import build_parser, main
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
@@ -193,6 +193,35 @@ def test_three_way_rebase(
     patch = (Path(result.out_dir) / "patches" / result.new_series[0]).read_text()
     assert "def double(n: int) -> int:" in patch  # refreshed context
     assert " ! " in result.range_diff  # the patch changed (context moved)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("parallel", ["on", "off"])
+def test_the_proof_runs_side_by_side_as_asked(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, parallel: str
+) -> None:
+    """The rebase's proof is the red-green proof, packed as ``--parallel``
+    says (``auto``: when two cores are free as it starts)."""
+    calc = {"toy/calc.py": CALC_CONTEXT_MOVED}
+    target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
+    opts = Options(related=False, semantic=False, parallel=parallel)
+    result = rebase(toy_project, target, opts)
+    assert result.proof_valid is True and result.proof is not None
+    assert result.proof["parallel"] is (parallel == "on")
+
+
+@pytest.mark.parametrize("command", [["rebase", "--onto", "toy==1.1"], ["watch"]])
+@pytest.mark.parametrize(
+    ("given", "want"),
+    [([], "auto"), (["--parallel"], "on"), (["--parallel", "off"], "off")],
+)
+def test_parallel_reaches_the_proof_options(
+    command: list[str], given: list[str], want: str
+) -> None:
+    parser, handlers = build_parser()
+    args = parser.parse_args([*command, *given])
+    req = handlers[command[0]].request(args)
+    assert req.opts.parallel == want
 
 
 @pytest.mark.e2e

@@ -81,6 +81,7 @@ def request(args: argparse.Namespace) -> Request:
         related=not args.focused_only,
         pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
+        parallel=args.parallel,
     )
     return Request(
         onto=args.onto, onto_rev=args.onto_rev, sha256=args.sha256, opts=opts

@@ -7,7 +7,11 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.cliopts import add_dest_option, add_upstream_options
+from forkkit.cliopts import (
+    add_dest_option,
+    add_parallel_option,
+    add_upstream_options,
+)
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
@@ -37,12 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="run fork.toml related_suites on the fix (default: yes)",
     )
-    parser.add_argument(
-        "--parallel",
-        nargs="?",
-        const="on",
-        default="auto",
-        choices=["on", "off", "auto"],
+    add_parallel_option(
+        parser,
         help="red beside the run on the fix, and --hunks' runs side by side "
         "(default auto: when 2+ cores are free)",
     )

@@ -74,6 +74,7 @@ def request(args: argparse.Namespace) -> Request:
         all=args.all,
         related=not args.focused_only,
         pytest_args=tuple(args.pytest_args),
+        parallel=args.parallel,
     )
     return Request(opts=opts)
 

@@ -78,6 +78,7 @@ class WatchOptions:
     related: bool = True
     pytest_args: tuple[str, ...] = ()
     all: bool = False  # every newer release, not only the newest (history)
+    parallel: str = "off"  # each proof's runs side by side: on, off, auto
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,9 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
         )
     say(f"newest release newer than the pin: {up.name} {newer[0]}")
     # a dry run (no apply): watch never writes patches/ or fork.toml
-    dry_run = Options(related=opts.related, pytest_args=opts.pytest_args)
+    dry_run = Options(
+        related=opts.related, pytest_args=opts.pytest_args, parallel=opts.parallel
+    )
     history: History | None = None
     if opts.all:
         history, result = _history(cfg, newer, dry_run, folder=folder)

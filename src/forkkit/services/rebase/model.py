@@ -49,6 +49,9 @@ class Options:
     related: bool = True
     pytest_args: tuple[str, ...] = ()
     timeout: float | None = None  # seconds each pytest run may take
+    # the proof's runs side by side: on, off, or auto (when 2+ cores are
+    # free as the proof starts)
+    parallel: str = "off"
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say
 from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.services.proof.render import render_json, render_markdown
-from forkkit.services.proof.run import prove
+from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.services.rebase.absorb import patch_targets, repin_toml
 from forkkit.services.rebase.apply import (
     SERIES,
@@ -118,6 +118,7 @@ def _prove(
         related=job.opts.related,
         out_dir=out_dir,
         timeout=job.opts.timeout,
+        parallel=resolve_parallel(job.opts.parallel),
     )
     return render_json(result), render_markdown(result), bool(result.valid)
 
