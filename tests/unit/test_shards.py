@@ -110,7 +110,7 @@ def test_timings_survive_a_damaged_file(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_a_packed_proof_classifies_as_the_whole_run(
-    toy_project: ForkConfig, tmp_path: Path
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Red then shard 1 on one core, shard 2 on the other: the same
     classification and the same outcome of every test as one whole run, and
@@ -123,6 +123,10 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     packed = prove(toy_project, tree, out_dir=out, fresh=True, parallel=True)
     assert (out / "red_green_related-1.xml").is_file()
     assert (out / "red_green_related-2.xml").is_file()
+    # shard 2 runs the fix (HEAD) too, only in a scratch worktree
+    said = capsys.readouterr().err
+    assert "red_green_related-2: runtime of " in said
+    assert " = HEAD; running in a scratch worktree, " in said
     shards = json.loads((out / "red_green.json").read_text())["related"]["shards"]
     assert [s["name"] for s in shards] == ["red_green_related-1", "red_green_related-2"]
     assert all(s["started_at"] > 0 and (out / s["junit"]).is_file() for s in shards)

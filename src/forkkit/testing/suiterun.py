@@ -252,7 +252,8 @@ class ForkWorkspace(AbstractContextManager[Path]):
         self, repo: Repo, target: str, *, name: str, source: str, scratch: bool = False
     ) -> None:
         self.repo, self.target, self.name, self.source = repo, target, name, source
-        self.in_place = not scratch and target == repo.rev("HEAD")
+        self.at_head = target == repo.rev("HEAD")
+        self.in_place = not scratch and self.at_head
         self.changed: list[str] = []
         self._scratch: AbstractContextManager[Any] | None = None
 
@@ -265,7 +266,11 @@ class ForkWorkspace(AbstractContextManager[Path]):
             return self.repo.path
         self._scratch = self.repo.worktree(self.target, self.name)
         wt = self._scratch.__enter__()
-        say(f"{self.name}: runtime files from {self.source[:12]} in {wt.path}")
+        if self.at_head:  # a shard of the run on the fix, beside the fork tree
+            where = f"runtime of {self.source[:12]} = HEAD; running in"
+            say(f"{self.name}: {where} a scratch worktree, {wt.path}")
+        else:
+            say(f"{self.name}: runtime files from {self.source[:12]} in {wt.path}")
         return Path(wt.path)
 
     def __exit__(self, *exc: Any) -> bool | None:
