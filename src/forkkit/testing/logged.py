@@ -15,10 +15,11 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from forkkit.errors import ForkkitError
 
@@ -105,6 +106,30 @@ def _start(
             f"{cmd[0]}: cannot start it ({exc.strerror or exc}); rebuild the "
             "test venv (forkkit testenv) or fix FORKKIT_TESTENV_PYTHON"
         ) from None
+
+
+T = TypeVar("T")
+
+
+def side_by_side(
+    jobs: Sequence[Callable[[threading.Event], T]], *, workers: int, name: str
+) -> list[T]:
+    """Run ``jobs`` on ``workers`` threads and return their results in order.
+
+    Each job gets one shared cancel event for its :func:`run_logged` calls.
+    The first failure, or an interrupt of the caller (the threads never see
+    a signal), sets it and kills every child still running, then propagates.
+    """
+    cancel = threading.Event()
+    with ThreadPoolExecutor(workers, thread_name_prefix=name) as pool:
+        try:
+            futures = [pool.submit(job, cancel) for job in jobs]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            return [f.result() for f in futures]
+        except BaseException:
+            cancel.set()
+            kill_running()
+            raise
 
 
 def kill_running() -> int:

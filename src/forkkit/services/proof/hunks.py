@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from forkkit.fork.tree import ForkTree
@@ -25,7 +24,7 @@ from forkkit.patches.testids import node_id
 from forkkit.process import busy_cpus
 from forkkit.services.proof.model import STEM, HunkCheck
 from forkkit.services.proof.plan import Plan
-from forkkit.testing.logged import kill_running
+from forkkit.testing.logged import side_by_side
 from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_hunk_commit
@@ -91,18 +90,14 @@ def hunk_matrix(
         return ()
     workers = hunk_workers(len(targets), parallel=parallel)
     say(f"hunks: {len(targets)} runtime hunk(s), {workers} at a time")
-    cancel = threading.Event()
 
-    def check(t: _Target) -> HunkCheck:
-        return _check(tree, plan, settings, target=t, f2p=f2p, cancel=cancel)
+    def check(t: _Target) -> Callable[[threading.Event], HunkCheck]:
+        return lambda cancel: _check(
+            tree, plan, settings, target=t, f2p=f2p, cancel=cancel
+        )
 
-    with ThreadPoolExecutor(workers, thread_name_prefix="hunks") as pool:
-        try:
-            return tuple(pool.map(check, targets))
-        except BaseException:
-            cancel.set()
-            kill_running()
-            raise
+    jobs = [check(t) for t in targets]
+    return tuple(side_by_side(jobs, workers=workers, name="hunks"))
 
 
 def _check(

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import Any
 
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.services.proof.model import STEM
 from forkkit.services.proof.plan import Plan
 from forkkit.testing.fixrun import fix_targets
-from forkkit.testing.logged import kill_running
+from forkkit.testing.logged import side_by_side
 from forkkit.testing.shards import (
     Timings,
     merged,
@@ -154,18 +152,17 @@ def _run_shards(
     shards: list[tuple[str, ...]],
 ) -> tuple[SuiteRun | None, list[SuiteRun]]:
     """One thread per core: red then shard 1 on the first, shard 2 on the
-    other; a signal stops every run (the threads never see one)."""
-    cancel = threading.Event()
+    other; a failure or a signal stops every run (the threads never see one)."""
 
-    def first() -> tuple[SuiteRun | None, SuiteRun]:
+    def first(cancel: threading.Event) -> tuple[SuiteRun | None, SuiteRun]:
         red = None
         if not plan.guard:
             red = settings.run(
                 tree, plan.base, plan.targets, name=f"{STEM}_red", cancel=cancel
             )
-        return red, shard(0)
+        return red, shard(0, cancel)
 
-    def shard(i: int) -> SuiteRun:
+    def shard(i: int, cancel: threading.Event) -> SuiteRun:
         # one shard in the fork tree, the other in a scratch worktree: the
         # fork tree's checks (clean before, unchanged after) see one run only
         return settings.run(
@@ -177,18 +174,10 @@ def _run_shards(
             scratch=i > 0,
         )
 
-    with ThreadPoolExecutor(CORES, thread_name_prefix="packed") as pool:
-        try:
-            one = pool.submit(first)
-            two = pool.submit(shard, 1)
-            both: list[Future[Any]] = [one, two]
-            wait(both, return_when=FIRST_EXCEPTION)  # a failure stops both
-            red, a = one.result()
-            return red, [a, two.result()]
-        except BaseException:
-            cancel.set()
-            kill_running()
-            raise
+    (red, a), (_, b) = side_by_side(
+        [first, lambda cancel: (None, shard(1, cancel))], workers=CORES, name="packed"
+    )
+    return red, [a, b]
 
 
 def red_and_fix(
@@ -233,22 +222,16 @@ def _unpacked(
         say(f"fix: {', '.join(fix_tests)}")
         return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
     say(f"red and the fix side by side (logs in {published_path(settings.out_dir)})")
-    cancel = threading.Event()
-    with ThreadPoolExecutor(2, thread_name_prefix="red-green") as pool:
-        try:
-            f_red = pool.submit(
-                settings.run,
-                tree,
-                plan.base,
-                plan.targets,
-                name=f"{STEM}_red",
-                cancel=cancel,
-            )
-            f_fix = pool.submit(
-                settings.run, tree, plan.head, fix_tests, name=fix_name, cancel=cancel
-            )
-            return f_red.result(), f_fix.result()
-        except BaseException:
-            cancel.set()
-            kill_running()
-            raise
+    red, fix_run = side_by_side(
+        [
+            lambda cancel: settings.run(
+                tree, plan.base, plan.targets, name=f"{STEM}_red", cancel=cancel
+            ),
+            lambda cancel: settings.run(
+                tree, plan.head, fix_tests, name=fix_name, cancel=cancel
+            ),
+        ],
+        workers=2,
+        name="red-green",
+    )
+    return red, fix_run
