@@ -1,11 +1,18 @@
 """``forkkit red-green`` (with related suites) vs the seed PR's manual recipe.
 
 The manual recipe, in a worktree of the fork's HEAD prepared before the clock
-starts: three sequential pytest commands with ``git restore`` around red::
+starts: for each fix that changes runtime files, its red (the fix's runtime
+hunks reversed by hand, its focused tests, the files restored), then green
+(every fix's focused tests) and the related suites::
 
-    git restore --source base -- RUNTIME_FILES; pytest FOCUSED      # red
-    git restore --source HEAD -- RUNTIME_FILES; pytest FOCUSED      # green
-    pytest RELATED_SUITES                                          # related
+    git show COMMIT -- FIX_RUNTIME | git apply -R; pytest FIX_FOCUSED  # red, per fix
+    git restore --source HEAD -- FIX_RUNTIME
+    pytest ALL_FOCUSED                                                # green
+    pytest RELATED_SUITES                                             # related
+
+A fix that only carries tests (a guard) has no red. The bench says which
+line (config and pin) it measured; a series with runtime patches is the
+headline, a guard-only one is marked as such.
 
 The toolkit: ``forkkit red-green --fresh`` as a subprocess (CLI start-up,
 materialize check, worktrees, JUnit, classification and reports included),
@@ -29,10 +36,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
-from forkkit.fork.tree import BASE_TAG, ForkTree, materialize
+from forkkit.fork.fixes import FixSet, focused_targets, load_fixes
+from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.progress import say
 from forkkit.output.report import md_table
 from forkkit.testing.env import TestEnv, ensure_testenv
@@ -52,24 +61,43 @@ def _children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+@dataclass(frozen=True)
+class Red:
+    """One fix's red by hand: its patch commits (last first), runtime files
+    and focused tests."""
+
+    commits: tuple[str, ...]
+    files: tuple[str, ...]
+    targets: tuple[str, ...]
+
+
+def reds(tree: ForkTree, fixes: FixSet, head: str) -> list[Red]:
+    commits = dict(tree.patch_commits)
+    return [
+        Red(
+            tuple(commits[n] for n in reversed(f.patches)),
+            f.runtime_files,
+            focused_targets(tree, fixes, f, head=head),
+        )
+        for f in fixes.fixes
+        if not f.tests_only
+    ]
+
+
 def manual(
-    wt: Repo, cfg: ForkConfig, env: TestEnv, targets: list[str], extra: list[str]
+    wt: Repo,
+    env: TestEnv,
+    plan: tuple[list[Red], list[str], list[str]],
+    extra: list[str],
 ) -> float:
-    """What the seed PR's recipe types: git restore and three pytest commands."""
-    files = list(cfg.fix.runtime_files)
+    """What the recipe types by hand: per fix, its runtime hunks reversed with
+    git and its tests run; then green and the related suites."""
+    by_fix, focused, related = plan
     pytest = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-q"]
     pytest += [f"--deselect={d}" for d in env.deselect] + extra
     run_env = env.environ(wt.path)
-    steps: list[tuple[str | None, list[str]]] = [
-        (BASE_TAG, targets),  # red
-        ("HEAD", targets),  # green
-        (None, list(cfg.fix.related_suites)),  # related suites
-    ]
-    start = time.monotonic()
-    for source, args in steps:
-        if source is not None:  # plain git, as the recipe has it
-            restore = ["git", "restore", "--source", source, "--", *files]
-            subprocess.run(restore, cwd=wt.path, check=True)
+
+    def run(args: list[str]) -> None:
         subprocess.run(
             [*pytest, *args],
             cwd=wt.path,
@@ -77,6 +105,19 @@ def manual(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+
+    start = time.monotonic()
+    for red in by_fix:
+        for commit in red.commits:  # plain git, as a person types it
+            show = ["git", "show", "--format=", commit, "--", *red.files]
+            diff = subprocess.run(show, cwd=wt.path, check=True, capture_output=True)
+            apply = ["git", "apply", "-R"]
+            subprocess.run(apply, cwd=wt.path, check=True, input=diff.stdout)
+        run(list(red.targets))
+        restore = ["git", "restore", "--source", "HEAD", "--", *red.files]
+        subprocess.run(restore, cwd=wt.path, check=True)
+    run(focused)  # green
+    run(related)  # related suites
     return time.monotonic() - start
 
 
@@ -93,8 +134,15 @@ def toolkit(
     if proc.returncode != 0:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise SystemExit(f"forkkit red-green exited {proc.returncode}: {tail}")
-    data = json.loads((out / "red_green.json").read_text())
-    runs = [data[n] for n in ("red", "green", "related") if data.get(n)]
+    summary = json.loads((out / "summary.json").read_text())
+    docs = [
+        json.loads((out / row["fix"] / "red_green.json").read_text())
+        for row in summary["fixes"]
+    ]
+    # fresh: every red ran now, and the first fix's run on HEAD (the others
+    # read it from the cache it was stored in by this very command)
+    runs = [d["red"] for d in docs if d.get("mode") != "guard"]
+    runs += [r for n in ("related", "green") if (r := docs[0].get(n))][:1]
     if any(r.get("cached", False) != cached for r in runs):
         raise SystemExit(f"expected cached={cached} for every run, got {runs}")
     return seconds
@@ -123,7 +171,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--config", type=Path, default=Path("fork.toml"))
     p.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
-    p.add_argument("--tests", nargs="+", help="default: fork.toml focused_tests")
     p.add_argument("--parallel", choices=["auto", "on", "off"], default="auto")
     p.add_argument("--json", type=Path, help="also write the numbers here")
     p.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
@@ -165,8 +212,16 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(a.config)
     tree = materialize(cfg)
     env = ensure_testenv(cfg, tree.path)
-    targets, extra = list(a.tests or cfg.fix.focused_tests), list(a.pytest_args)
-    opts = ["--tests", *targets, "--related", "--parallel", a.parallel]
+    fixes = load_fixes(cfg)
+    head = tree.repo.rev("HEAD") or tree.head
+    by_fix = reds(tree, fixes, head)
+    targets = [
+        t for f in fixes.fixes for t in focused_targets(tree, fixes, f, head=head)
+    ]
+    targets = list(dict.fromkeys(targets))
+    extra = list(a.pytest_args)
+    plan = (by_fix, targets, list(fixes.related_suites))
+    opts = ["--related", "--parallel", a.parallel]
     opts += ["--", *extra] if extra else []
     load_before = os.getloadavg()
     with (
@@ -175,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         out = Path(tmp) / "reports"  # replaced by each run (a run folder)
         modes: dict[str, Callable[[], float]] = {
-            MANUAL: lambda: manual(wt, cfg, env, targets, extra),
+            MANUAL: lambda: manual(wt, env, plan, extra),
             TOOLKIT: lambda: toolkit(cfg, tree, ["--fresh", *opts], out, cached=False),
             CACHED: lambda: toolkit(cfg, tree, opts, out, cached=True),
         }
@@ -193,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"### Red/green vs the manual recipe ({os.cpu_count()} CPUs)\n")
     print(f"Load average before: {loads[0]}; after: {loads[1]}\n")
     shown = " ".join([*targets, *extra])
+    kind = (
+        f"{len(by_fix)} fix(es) with runtime patches, one red each"
+        if by_fix
+        else "GUARD ONLY (no runtime patches: no red runs; not a proof's number)"
+    )
+    print(f"Line: `{a.config}` ({cfg.upstream.label}): {kind}\n")
     print(f"Tests: `{shown}` + related suites, `--parallel {a.parallel}`\n")
     heads = ["Mode", "Runs", "Median wall s", "Wall s range", "Wall vs manual"]
     heads += ["Each round vs manual"]

@@ -62,16 +62,28 @@ def _processes(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in runs if r.get("started_at")]
 
 
+def _fix_runs(out: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every process of every fix's report under ``out`` (``summary.json``
+    names the fixes), with the folder its JUnit lies in; a run shared by
+    several fixes is counted where it ran (a cached one has no start)."""
+    summary = json.loads((out / "summary.json").read_text())
+    found: list[tuple[Path, dict[str, Any]]] = []
+    for row in summary["fixes"]:
+        folder = out / row["fix"]
+        doc = json.loads((folder / "red_green.json").read_text())
+        found += [(folder, r) for r in _processes(doc)]
+    return found
+
+
 def phases(out: Path) -> list[Phase]:
-    """The processes of the red-green report in ``out``, in start order."""
-    doc = json.loads((out / "red_green.json").read_text())
-    runs = _processes(doc)
+    """The processes of the red-green reports in ``out``, in start order."""
+    runs = _fix_runs(out)
     if not runs:
         return []
-    t0 = min(r["started_at"] for r in runs)
+    t0 = min(r["started_at"] for _, r in runs)
     out_rows = []
-    for run in sorted(runs, key=lambda r: r["started_at"]):
-        session_start, session, tests = _junit_times(out / run["junit"])
+    for folder, run in sorted(runs, key=lambda fr: fr[1]["started_at"]):
+        session_start, session, tests = _junit_times(folder / run["junit"])
         startup = max(session_start - run["started_at"], 0.0) if session_start else 0.0
         out_rows.append(
             Phase(

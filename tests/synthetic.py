@@ -155,20 +155,31 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         p.write_text(text)
 
 
+TOY_FIX = "toy-fix"  # the fix id a toy project's patches carry by default
+
+
 def make_patches(
-    base: dict[str, str], changes: list[tuple[str, dict[str, str]]], out: Path
+    base: dict[str, str],
+    changes: list[tuple[str, dict[str, str]]],
+    out: Path,
+    *,
+    fix_ids: list[str] | None = None,
 ) -> list[str]:
-    """``git format-patch`` one commit per ``(subject, files)`` on top of ``base``."""
+    """``git format-patch`` one commit per ``(subject, files)`` on top of
+    ``base``, each with the trailer ``Forkkit-Fix: ID`` (``fix_ids``, one per
+    change; default :data:`TOY_FIX`; an empty id: no trailer)."""
+    ids = fix_ids if fix_ids is not None else [TOY_FIX] * len(changes)
     work = out.parent / (out.name + "-work")
     git = Git.init(work)
     write_files(work, base)
     git.run("add", "-A")
     git.run("commit", "-q", "-m", "base")
     git.run("tag", "base")
-    for subject, files in changes:
+    for (subject, files), fid in zip(changes, ids, strict=True):
         write_files(work, files)
         git.run("add", "-A")
-        git.run("commit", "-q", "-m", f"{subject}\n\nSigned-off-by: t <t@t>")
+        trailer = f"\nForkkit-Fix: {fid}" if fid else ""
+        git.run("commit", "-q", "-m", f"{subject}\n\nSigned-off-by: t <t@t>{trailer}")
     out.mkdir(parents=True, exist_ok=True)
     git.run(
         "format-patch",
@@ -198,15 +209,22 @@ def make_project(
     version: str,
     changes: list[tuple[str, dict[str, str]]] | None = None,
     *,
-    runtime_files: tuple[str, ...] = ("toy/calc.py",),
-    focused_tests: tuple[str, ...] = ("tests/test_fix.py",),
     related_suites: tuple[str, ...] = ("tests",),
+    fix_ids: list[str] | None = None,
 ) -> ForkConfig:
-    """A fork-kit project (fork.toml + patches/) over ``upstream==version``."""
+    """A fork-kit project (fork.toml + patches/) over ``upstream==version``:
+    one ``[[fix]]`` per fix id the patches carry (default: all one fix,
+    :data:`TOY_FIX`), the first with ``related_suites``."""
     root.mkdir(parents=True, exist_ok=True)
     base = upstream.versions[version]
-    names = make_patches(
-        base, changes if changes is not None else toy_fix_changes(), root / "patches"
+    changes = changes if changes is not None else toy_fix_changes()
+    ids = fix_ids if fix_ids is not None else [TOY_FIX] * len(changes)
+    names = make_patches(base, changes, root / "patches", fix_ids=ids)
+    tables = "".join(
+        f'[[fix]]\nid = "{fid}"\n'
+        + (f"related_suites = {list(related_suites)!r}\n" if n == 0 else "")
+        + "\n"
+        for n, fid in enumerate(dict.fromkeys(i for i in ids if i))
     )
     (root / "patches" / "series").write_text("".join(f"{n}\n" for n in names))
     sdist = upstream.sdist_dir / f"{upstream.name}-{version}.tar.gz"
@@ -221,12 +239,7 @@ index_url = "{(upstream.root / "index").as_uri()}"
 git_url = "{upstream.bare.as_uri()}"
 git_rev = "v{version}"
 
-[fix]
-runtime_files = {list(runtime_files)!r}
-focused_tests = {list(focused_tests)!r}
-related_suites = {list(related_suites)!r}
-
-[testenv]
+{tables}[testenv]
 torch = "none"
 requirements = ["requirements/common.txt"]
 """
@@ -360,16 +373,11 @@ def make_two_fix_project(
     root: Path, upstream: SyntheticUpstream, version: str
 ) -> ForkConfig:
     """Toy ``version`` published with both bugs (``limit``, ``count``), and a
-    project carrying :func:`toy_two_fix_changes` over it, both fixes' runtime
-    files and tests listed."""
+    project carrying :func:`toy_two_fix_changes` over it as two fixes
+    (ids ``limit`` and ``count``)."""
     upstream.publish(version, toy_release({"toy/count.py": COUNT_BUGGY}))
     return make_project(
-        root,
-        upstream,
-        version,
-        toy_two_fix_changes(),
-        runtime_files=("toy/calc.py", "toy/count.py"),
-        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
+        root, upstream, version, toy_two_fix_changes(), fix_ids=["limit", "count"]
     )
 
 

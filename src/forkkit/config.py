@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.errors import ForkkitError
+from forkkit.patches.fixes import FixDecl, check_fix_id
 from forkkit.workdir import Workdir
 
 
@@ -50,22 +51,8 @@ class TestEnvSpec:
     requirements: tuple[str, ...]
     extra: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class FixSpec:
-    """What the carried fix touches and how it is tested."""
-
-    title: str
-    runtime_files: tuple[str, ...]
-    focused_tests: tuple[str, ...]
-    related_suites: tuple[str, ...]
-    # pytest node ids (prefixes) never run, e.g. tests that need the network
+    # pytest node ids (prefixes) never run here, e.g. tests that need the Hub
     deselect: tuple[str, ...] = ()
-
-    def deselect_args(self) -> list[str]:
-        """``--deselect`` options for pytest."""
-        return [f"--deselect={node}" for node in self.deselect]
 
 
 @dataclass(frozen=True)
@@ -76,7 +63,7 @@ class ForkConfig:
     upstream: UpstreamSpec
     patches_dir: Path
     series_file: Path
-    fix: FixSpec
+    fixes: tuple[FixDecl, ...]
     testenv: TestEnvSpec
     workdir: Path
 
@@ -202,10 +189,8 @@ _KNOWN: dict[str, frozenset[str]] = {
         }
     ),
     "patches": frozenset({"dir", "series"}),
-    "fix": frozenset(
-        {"title", "runtime_files", "focused_tests", "related_suites", "deselect"}
-    ),
-    "testenv": frozenset({"torch", "requirements", "extra", "env"}),
+    "fix": frozenset({"id", "title", "forwarded", "origin", "related_suites"}),
+    "testenv": frozenset({"torch", "requirements", "extra", "env", "deselect"}),
     "workdir": frozenset({"path"}),
 }
 
@@ -215,6 +200,10 @@ def _table(data: dict[str, Any], name: str, fname: str) -> dict[str, Any]:
     table = data.get(name, {})
     if not isinstance(table, dict):
         raise ForkkitError(f"{fname}: '{name}' must be a table ([{name}])")
+    return _known(table, name, fname)
+
+
+def _known(table: dict[str, Any], name: str, fname: str) -> dict[str, Any]:
     unknown = sorted(set(table) - _KNOWN[name])
     if unknown:
         raise ForkkitError(
@@ -253,7 +242,7 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
         upstream=upstream,
         patches_dir=root / _opt(pt, "dir", where, default="patches"),
         series_file=root / _opt(pt, "series", where, default="patches/series"),
-        fix=_fix(data, path),
+        fixes=_fixes(data, path),
         testenv=_testenv(data, path),
         workdir=_workdir(data, path),
     )
@@ -286,18 +275,44 @@ def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:
     return upstream
 
 
-def _fix(data: dict[str, Any], path: Path) -> FixSpec:
-    fx = _table(data, "fix", path.name)
-    where = f"{path.name} [fix]"
-    return FixSpec(
-        title=_opt(fx, "title", where),
-        runtime_files=tuple(_req(fx, "runtime_files", where, kind=list)),
-        focused_tests=tuple(_req(fx, "focused_tests", where, kind=list)),
-        related_suites=tuple(_req(fx, "related_suites", where, kind=list)),
-        deselect=tuple(_req(fx, "deselect", where, kind=list))
-        if "deselect" in fx
-        else (),
-    )
+# The single-[fix] format (one implicit fix, its files listed by hand).
+MIGRATE = (
+    "the single [fix] table is gone: fixes come from the patches. Write one "
+    "[[fix]] table per fix (id, title, forwarded, related_suites), add the "
+    "trailer 'Forkkit-Fix: ID' to each patch's message, and move 'deselect' "
+    "to [testenv] (README: Carry your own fix)"
+)
+
+
+def _fixes(data: dict[str, Any], path: Path) -> tuple[FixDecl, ...]:
+    """The ``[[fix]]`` tables, in order; ids unique."""
+    raw = data.get("fix", [])
+    if isinstance(raw, dict):
+        raise ForkkitError(f"{path.name} [fix]: {MIGRATE}")
+    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
+        raise ForkkitError(f"{path.name}: 'fix' must be tables ([[fix]])")
+    out: list[FixDecl] = []
+    for n, table in enumerate(raw, 1):
+        where = f"{path.name} [[fix]] #{n}"
+        _known(table, "fix", where)
+        fid = check_fix_id(_req(table, "id", where), where)
+        if any(d.id == fid for d in out):
+            raise ForkkitError(f"{where}: id {fid!r} is declared twice; rename one")
+        suites = (
+            _req(table, "related_suites", where, kind=list)
+            if "related_suites" in table
+            else []
+        )
+        out.append(
+            FixDecl(
+                id=fid,
+                title=_opt(table, "title", where),
+                forwarded=_opt(table, "forwarded", where),
+                origin=_opt(table, "origin", where),
+                related_suites=tuple(suites),
+            )
+        )
+    return tuple(out)
 
 
 def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
@@ -313,6 +328,9 @@ def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
         else (),
         extra=tuple(_req(te, "extra", where, kind=list)) if "extra" in te else (),
         env={str(k): str(v) for k, v in env.items()},
+        deselect=tuple(_req(te, "deselect", where, kind=list))
+        if "deselect" in te
+        else (),
     )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from forkkit.config import ForkConfig
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree, materialize
 from forkkit.testing.junit import parse_junit
 from tests.integration.projects import PIN_030
@@ -42,7 +43,7 @@ def test_pinned_base_is_stable(cfg: ForkConfig, fork: ForkTree) -> None:
     assert fork.base == BASE_COMMIT
     assert fork.repo.rev(BASE_TAG) == BASE_COMMIT
     assert fork.upstream == cfg.upstream.ident
-    for path in (*cfg.fix.runtime_files, "requirements/common.txt"):
+    for path in (*load_fixes(cfg).runtime_files, "requirements/common.txt"):
         assert fork.repo.blob(BASE_TAG, path), f"{path} missing at base"
     # one commit per patch on top, and the fast path gives the same tree
     assert len(fork.patch_commits) == len(fork.repo.commits(f"{BASE_TAG}..HEAD"))

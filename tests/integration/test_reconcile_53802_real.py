@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from forkkit.config import load_config
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.services.reconcile.answers import OURS_ON_THEIRS, RESEND_RUNTIMES
 from forkkit.services.reconcile.model import Options
@@ -56,7 +57,7 @@ def test_reconcile_with_the_53802_model(tmp_path: Path) -> None:
     # Their runtime files are not all ours: scheduler.py is theirs alone.
     theirs = set(result.theirs.runtime_paths)
     assert "vllm/v1/core/sched/scheduler.py" in theirs
-    assert not theirs <= set(cfg.fix.runtime_files)
+    assert not theirs <= set(load_fixes(cfg).runtime_files)
     assert [rt.key for rt in result.runtimes] == list(RESEND_RUNTIMES)
     # Every cell of the matrix and of the resend table was measured.
     assert result.measurement.verdict == "measured", result.measurement.summary()

@@ -1,11 +1,12 @@
-"""Red/green of the fix on the real vLLM 0.30.0 fork (pins/0.30.0): its focused
-tests red on base runtime files and green on the fix, side by side.
+"""Each of the seed's fixes proven alone on the real vLLM 0.30.0 fork
+(pins/0.30.0): red is the fork with only that fix's runtime hunks reverted,
+every other fix kept; green is the fork; side by side.
 
 The related suites are left to the main job (``forkkit red-green`` on the
-project's pin runs them, packed onto both cores); here the classification of
-the fix itself is what is checked, count for count: 108 FAIL_TO_PASS and 264
-PASS_TO_PASS, as the sequential run gave when the fix was carried on 0.30.0.
-About a minute alone on 2 cores."""
+project's pin runs them, packed onto both cores); here each fix's own
+classification is what is checked, count for count. The three fixes share
+one run of their focused tests on the fork (the result cache serves it to
+the second and third), so this is three reds and one green."""
 
 from __future__ import annotations
 
@@ -14,46 +15,66 @@ from pathlib import Path
 import pytest
 
 from forkkit.config import ForkConfig
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import ForkTree
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove
+from forkkit.testing.cache import ResultCache
 from forkkit.vcs import scratch_root
 
 pytestmark = pytest.mark.integration
 
+# fix id: (FAIL_TO_PASS, PASS_TO_PASS) of its focused tests, each proven alone
+SEED_FIXES = {
+    "registration": (14, 109),
+    "lookup-margin": (37, 87),
+    "dcp-checkpoint": (43, 205),
+}
 
-def test_real_fork_red_green_is_valid(
+
+def test_each_seed_fix_is_proven_alone(
     real_cfg: ForkConfig, carried_fork: ForkTree, tmp_path: Path
 ) -> None:
     cfg, tree = real_cfg, carried_fork
-    # Parallel: red and green at once (also covers that path on real vLLM).
-    result = prove(
-        cfg,
-        tree,
-        related=False,
-        parallel=True,
-        out_dir=tmp_path / "reports",
-        stream=False,
-    )
-    assert result.valid, "\n".join(result.problems)
-    f2p = result.classification.ids("FAIL_TO_PASS")
-    assert len(f2p) == 108
-    assert len(result.classification.ids("PASS_TO_PASS")) == 264
-    assert result.red.report is not None
-    assert all(result.red.report.tests[t].is_assertion for t in f2p)
-    assert not result.red.in_place and result.green.in_place
-    assert result.related is None
-    # Red tested the fork's own tests against base runtime files, exactly.
+    fixes = load_fixes(cfg)
+    assert [f.id for f in fixes.fixes] == list(SEED_FIXES)
+    cache = ResultCache(cfg.work.results)
     git = tree.repo
-    for f in cfg.fix.runtime_files:
-        assert git.blob(result.red.tree, f) == git.blob(tree.base, f)
-        assert git.blob(result.green.tree, f) == git.blob(tree.head, f)
-    for target in cfg.fix.focused_tests:
-        path = target.split("::", 1)[0]
-        assert git.blob(result.red.tree, path) == git.blob(tree.head, path)
+    for fix in fixes.fixes:
+        out = tmp_path / fix.id
+        result = prove(
+            cfg,
+            tree,
+            related=False,
+            parallel=True,  # red beside green: that path on real vLLM too
+            out_dir=out,
+            stream=False,
+            fix=fix.id,
+            fixes=fixes,
+            cache=cache,
+        )
+        assert result.valid, "\n".join(result.problems)
+        f2p = result.classification.ids("FAIL_TO_PASS")
+        p2p = result.classification.ids("PASS_TO_PASS")
+        assert (len(f2p), len(p2p)) == SEED_FIXES[fix.id], fix.id
+        assert result.red.report is not None
+        assert all(result.red.report.tests[t].is_assertion for t in f2p)
+        assert not result.red.in_place and result.related is None
+        # Red: this fix's runtime files changed back, every other one kept.
+        for other in fixes.fixes:
+            for f in set(other.runtime_files) - set(fix.runtime_files):
+                assert git.blob(result.red.tree, f) == git.blob(tree.head, f)
+        for f in fix.runtime_files:
+            assert git.blob(result.red.tree, f) != git.blob(tree.head, f)
+        for f in fix.test_files:
+            assert git.blob(result.red.tree, f) == git.blob(tree.head, f)
+        assert result.green.tree == git.tree(tree.head)
+        assert (out / "red_green.md").read_text() == render_markdown(result)
+    # registration and dcp-checkpoint share a runtime file: registration's red
+    # keeps dcp-checkpoint's hunks in it, so it is neither base nor the fork
+    shared = "vllm/v1/core/single_type_kv_cache_manager.py"
+    assert shared in fixes.get("registration").runtime_files
+    assert shared in fixes.get("dcp-checkpoint").runtime_files
     # The fork tree is untouched and no scratch worktree is left behind.
     assert git.dirty() == [] and git.rev("HEAD") == tree.head
     assert not scratch_root(tree.path).exists()
-    assert (tmp_path / "reports" / "red_green.md").read_text() == render_markdown(
-        result
-    )

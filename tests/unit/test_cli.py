@@ -159,9 +159,11 @@ def test_suites_test_local_edits_as_they_are(
 
 
 @pytest.mark.e2e
-def test_suites_honour_fix_deselect(toy_project: ForkConfig, tmp_path: Path) -> None:
+def test_suites_honour_testenv_deselect(
+    toy_project: ForkConfig, tmp_path: Path
+) -> None:
     toml = toy_project.path.read_text().replace(
-        "[fix]\n", '[fix]\ndeselect = ["tests/test_other.py::test_name"]\n'
+        "[testenv]\n", '[testenv]\ndeselect = ["tests/test_other.py::test_name"]\n'
     )
     toy_project.path.write_text(toml)
     out = tmp_path / "reports"

@@ -18,9 +18,8 @@ source = "sdist"
 version = "1.0"
 sha256 = "{sha}"
 
-[fix]
-runtime_files = ["toy/calc.py"]
-focused_tests = ["tests/test_fix.py"]
+[[fix]]
+id = "limit"
 related_suites = ["tests"]
 
 [testenv]
@@ -47,23 +46,56 @@ def test_minimal_config_and_defaults(
     assert cfg.patches_dir == tmp_path / "patches"
     assert cfg.series_file == tmp_path / "patches" / "series"
     assert cfg.workdir == tmp_path / ".forkkit"
-    assert cfg.fix.runtime_files == ("toy/calc.py",)
-    assert cfg.fix.deselect == ()
-    assert cfg.fix.deselect_args() == []
+    assert [(d.id, d.title, d.related_suites) for d in cfg.fixes] == [
+        ("limit", "", ("tests",))
+    ]
+    assert cfg.testenv.deselect == ()
     assert cfg.testenv.requirements == ()
     assert cfg.testenv.env == {}
 
 
-def test_fix_deselect(tmp_path: Path) -> None:
-    text = MINIMAL.format(sha=SHA).replace(
-        "[fix]\n", '[fix]\ndeselect = ["tests/a.py::test_net", "tests/b.py"]\n'
+def test_deselect_belongs_to_the_test_environment(tmp_path: Path) -> None:
+    text = (
+        MINIMAL.format(sha=SHA) + 'deselect = ["tests/a.py::test_net", "tests/b.py"]\n'
     )
     cfg = load_config(_write(tmp_path, text))
-    assert cfg.fix.deselect == ("tests/a.py::test_net", "tests/b.py")
-    assert cfg.fix.deselect_args() == [
-        "--deselect=tests/a.py::test_net",
-        "--deselect=tests/b.py",
-    ]
+    assert cfg.testenv.deselect == ("tests/a.py::test_net", "tests/b.py")
+
+
+def test_fixes_in_order_with_their_provenance(tmp_path: Path) -> None:
+    text = MINIMAL.format(sha=SHA).replace(
+        "[testenv]",
+        '[[fix]]\nid = "count"\ntitle = "[Bugfix] count"\n'
+        'forwarded = "https://example.org/pull/7"\norigin = "issue 3"\n\n[testenv]',
+    )
+    cfg = load_config(_write(tmp_path, text))
+    assert [d.id for d in cfg.fixes] == ["limit", "count"]
+    count = cfg.fixes[1]
+    assert (count.title, count.forwarded, count.origin) == (
+        "[Bugfix] count",
+        "https://example.org/pull/7",
+        "issue 3",
+    )
+    assert count.related_suites == ()
+
+
+OLD_FIX = """
+[fix]
+runtime_files = ["toy/calc.py"]
+focused_tests = ["tests/test_fix.py"]
+related_suites = ["tests"]
+"""
+
+
+def test_the_old_single_fix_table_says_how_to_migrate(tmp_path: Path) -> None:
+    text = MINIMAL.format(sha=SHA).replace(
+        '[[fix]]\nid = "limit"\nrelated_suites = ["tests"]\n', OLD_FIX
+    )
+    with pytest.raises(ForkkitError) as exc:
+        load_config(_write(tmp_path, text))
+    msg = str(exc.value)
+    assert msg.startswith("fork.toml [fix]: the single [fix] table is gone")
+    assert "[[fix]]" in msg and "Forkkit-Fix: ID" in msg and "\n" not in msg
 
 
 def test_workdir_override_is_absolute(
@@ -80,7 +112,7 @@ def test_with_upstream_switches_to_git() -> None:
     git = cfg.with_upstream(source="git", git_rev="v0.30.0")
     assert git.upstream.ident == f"git:{cfg.upstream.git_url}@v0.30.0"
     assert git.upstream.label == "vllm@v0.30.0"
-    assert git.fix == cfg.fix
+    assert git.fixes == cfg.fixes
     assert cfg.upstream.source == "sdist"  # the original is unchanged
 
 
@@ -98,7 +130,16 @@ def test_with_upstream_switches_to_git() -> None:
         ),
         (
             lambda t: t.replace("related_suites", "related_suite"),
-            r"\[fix\]: unknown key 'related_suite'; expected one of",
+            r"\[\[fix\]\] #1 \[fix\]: unknown key 'related_suite'; expected one of",
+        ),
+        (
+            lambda t: t.replace('id = "limit"\n', ""),
+            r"\[\[fix\]\] #1: missing key 'id'",
+        ),
+        (lambda t: t.replace('"limit"', '"Limit Fix"'), "fix id 'Limit Fix' must be"),
+        (
+            lambda t: t.replace("[testenv]", '[[fix]]\nid = "limit"\n\n[testenv]'),
+            "id 'limit' is declared twice",
         ),
         (
             lambda t: t.replace('["tests"]', '"tests"'),
@@ -112,7 +153,7 @@ def test_with_upstream_switches_to_git() -> None:
             lambda t: t + "\n[testenv.env]\nX = [1]\n",
             r"\[testenv\]: 'env' must be a table of strings",
         ),
-        (lambda t: t.replace("[fix]\n", "[fix]\ntitle = 1\n"), "'title' must be"),
+        (lambda t: t.replace("[[fix]]\n", "[[fix]]\ntitle = 1\n"), "'title' must be"),
         (lambda t: t + "[patches]\ndir = 3\n", r"\[patches\]: 'dir' must be a string"),
         (lambda t: t.replace("[upstream]", "[upstream\n"), "invalid TOML"),
     ],
@@ -131,6 +172,10 @@ def test_invalid_config_names_file_and_key(
 def test_missing_config(tmp_path: Path) -> None:
     with pytest.raises(ForkkitError, match=r"fork\.toml: not found; .*--config"):
         load_config(tmp_path / "fork.toml")
+
+
+SEED_FIXES = ("registration", "lookup-margin", "dcp-checkpoint")
+SEED_PR = "https://github.com/vllm-project/vllm/pull/57180"
 
 
 @pytest.mark.parametrize(
@@ -158,9 +203,9 @@ def test_repository_fork_toml(where: str, version: str, sha256: str) -> None:
     assert up.git_url and up.git_rev
     assert cfg.series_file == cfg.path.parent / "patches" / "series"
     assert cfg.workdir == REPO / ".forkkit"  # normalized: no ".." in reports
-    assert cfg.fix.runtime_files and cfg.fix.focused_tests and cfg.fix.related_suites
-    for path in (*cfg.fix.runtime_files, *cfg.fix.focused_tests):
-        assert not path.startswith("/")
+    assert [d.id for d in cfg.fixes] == list(SEED_FIXES)
+    assert all(d.forwarded == SEED_PR for d in cfg.fixes)
+    assert cfg.fixes[0].related_suites and cfg.testenv.deselect
 
 
 # -- contract 8: bad paths, encodings and URLs are one-line errors -----------
@@ -193,7 +238,7 @@ def test_config_not_utf8(tmp_path: Path) -> None:
     ],
 )
 def test_malformed_url(tmp_path: Path, key: str, value: str) -> None:
-    text = MINIMAL.format(sha=SHA).replace("[fix]", f'{key} = "{value}"\n\n[fix]')
+    text = MINIMAL.format(sha=SHA).replace("[[fix]]", f'{key} = "{value}"\n\n[[fix]]')
     path = _write(tmp_path, text)
     with pytest.raises(ForkkitError) as exc:
         load_config(path)
@@ -216,7 +261,7 @@ def test_malformed_url(tmp_path: Path, key: str, value: str) -> None:
     ],
 )
 def test_well_formed_url(tmp_path: Path, key: str, value: str) -> None:
-    text = MINIMAL.format(sha=SHA).replace("[fix]", f'{key} = "{value}"\n\n[fix]')
+    text = MINIMAL.format(sha=SHA).replace("[[fix]]", f'{key} = "{value}"\n\n[[fix]]')
     cfg = load_config(_write(tmp_path, text))
     assert getattr(cfg.upstream, key) == value
 

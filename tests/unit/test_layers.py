@@ -214,7 +214,7 @@ _INFRA = {
     "output": {"errors"},
     "txn": {"errors", "faults", "process", "signals"},
     "workdir": {"errors", "faults", "output", "process"},
-    "config": {"errors", "workdir"},
+    "config": {"errors", "patches", "workdir"},
     "cliopts": {"config"},
     "patches": {"errors"},
     "vcs": {"errors", "faults", "output", "process"},

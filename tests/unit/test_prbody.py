@@ -66,6 +66,7 @@ def _pr_body(cfg: ForkConfig, *args: str) -> int:
 
 
 F2P = [f"tests/test_fix.py::test_case_{i}" for i in range(14)]
+PATCH = "0001-Bugfix-limit-reaches-n.patch"  # the toy project's one patch
 HUNKS = [
     {
         "hunk": "toy/calc.py#1",
@@ -175,7 +176,7 @@ def test_pr_body_on_the_toy_fork(
     toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _pr_body(toy_project) == 2  # no red/green report yet
-    assert "run forkkit red-green first" in capsys.readouterr().err
+    assert "run 'forkkit red-green --fix toy-fix' first" in capsys.readouterr().err
     prove(toy_project, materialize(toy_project), stream=False)
     capsys.readouterr()
     assert _pr_body(toy_project) == 0
@@ -186,6 +187,7 @@ def test_pr_body_on_the_toy_fork(
         assert f"\n{section}\n" in f"\n{body}"
     assert "### FAIL_TO_PASS (1)\n\n- `tests/test_fix.py::test_limit_reaches_n`" in body
     assert "git checkout v1.0 -- toy/calc.py\n" in body
+    assert "forkkit verify .forkkit/reports/red_green/toy-fix/red_green.json" in body
     assert "--junitxml" not in body and "junit_family" not in body
     assert toy_project.upstream.sha256 in body
     assert "Related suites (`tests`) on the fix: 3 passed, 0 failed" in body
@@ -230,8 +232,10 @@ def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
     doc: dict[str, Any] = {
         "valid": False,
         "problems": [f"red run failed: see {tmp_path}/wd/reports/red.log"],
-        "title": "ignored: fork.toml's title wins",
-        "upstream": {"ident": "git:https://github.com/x/y@abc", "label": "y@abc"},
+        "title": "ignored: the fix's title wins",
+        "upstream": {"ident": toy_project.upstream.ident, "label": "toy 1.0"},
+        "patches": [{"name": PATCH, "commit": "c" * 40}],
+        "fix": {"id": "toy-fix", "patches": [PATCH]},
         "classification": {"FAIL_TO_PASS": F2P, "PASS_TO_PASS": ["t::p"]},
         "red": {"command": "python -m pytest -q tests", "counts": {"failed": 14}},
         "green": {"command": "python -m pytest -q tests", "counts": {"passed": 15}},
@@ -261,11 +265,27 @@ def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
     assert "1 untested hunk(s): toy/calc.py#2 (`_clamp_hit`)." in body
     assert "Guards (SWE-bench): FAIL_TO_PASS test t::x fails" in body
     assert "Flake check: green ran 3 times (orders: file, reversed; seed 1234)" in body
-    assert "git rm -q -- toy/calc.py\n" in body and "@abc" in body
+    assert "git rm -q -- toy/calc.py\n" in body and "toy 1.0" in body
+    assert "**[Bugfix] limit reaches n**" in body  # the fix's title
     assert "Related suites: not run." in body
     missing = str(tmp_path / "none.json")
     assert _pr_body(toy_project, "--red-green", str(given), "--repro", missing) == 2
     assert "no such repro report" in capsys.readouterr().err
+    # a report of another pin, series or fix is refused, in one line
+    stale = {
+        "upstream": {"ident": "git:https://github.com/x/y@abc", "label": "y@abc"},
+        "patches": [{"name": "0001-other.patch", "commit": "c" * 40}],
+        "fix": {"id": "other", "patches": [PATCH]},
+    }
+    for key, why in (
+        ("upstream", "made on another pin (y@abc; fork.toml pins toy 1.0)"),
+        ("patches", "made from another series than patches/ holds now"),
+        ("fix", "not a report of fix 'toy-fix'"),
+    ):
+        given.write_text(json.dumps(report.PROOF.stamp({**doc, key: stale[key]})))
+        assert _pr_body(toy_project, "--red-green", str(given)) == 2
+        err = capsys.readouterr().err.strip()
+        assert why in err and "\n" not in err
 
 
 def test_portable_paths() -> None:
@@ -297,7 +317,7 @@ def test_pr_body_with_home_at_the_root(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     tree = materialize(toy_project)
-    prove(toy_project, tree, out_dir=toy_project.work.report_dir("red_green"))
+    prove(toy_project, tree)
     capsys.readouterr()
     monkeypatch.setenv("HOME", "/")
     assert cli.main(["--config", str(toy_project.path), "pr-body"]) == 0
@@ -357,7 +377,7 @@ def test_a_damaged_retired_record_is_one_line(
     toy_project: ForkConfig, capsys: pytest.CaptureFixture[str], data: bytes
 ) -> None:
     tree = materialize(toy_project)
-    prove(toy_project, tree, out_dir=toy_project.work.report_dir("red_green"))
+    prove(toy_project, tree)
     record = toy_project.patches_dir / "retired.toml"
     record.write_bytes(data)
     capsys.readouterr()

@@ -59,7 +59,9 @@ def test_spaces_and_non_ascii_in_the_checkout_and_the_workdir(
     for args in (["materialize"], ["red-green", "--no-related"], ["status"]):
         proc = _forkkit(odd, *args, FORKKIT_WORKDIR=work)
         assert proc.returncode == 0, proc.stderr
-    assert (Path(work) / "reports" / "red_green" / "red_green.json").is_file()
+    assert (
+        Path(work) / "reports" / "red_green" / "toy-fix" / "red_green.json"
+    ).is_file()
     body = _forkkit(odd, "pr-body", FORKKIT_WORKDIR=work)
     assert body.returncode == 0 and "work dir" not in body.stdout  # portable
 

@@ -432,22 +432,24 @@ def test_keep_tests_retires_the_fix_and_guards_with_its_tests(
     # a plain red-green on the re-pinned fork is the same guard, and valid
     cfg = load_config(toy_project.path)
     assert main(["--config", str(cfg.path), "red-green", "--no-related"]) == 0
-    md = (cfg.workdir / "reports" / "red_green" / "red_green.md").read_text()
+    folder = cfg.workdir / "reports" / "red_green" / "toy-fix"
+    md = (folder / "red_green.md").read_text()
     assert "✅ **valid**: 1 carried test(s) pass on toy 1.1" in md
     assert "FAIL_TO_PASS" not in md and "# red:" not in md
-    # a later plain test commit keeps it a guard; a non-test change does not
+    # a later test commit of the fix keeps it a guard; a runtime change makes
+    # it a red/green again, one no test of the fix needs: invalid
     for path, valid in (("tests/test_more.py", True), ("toy/extra.py", False)):
         assert main(["--config", str(cfg.path), "materialize"]) == 0
         tree = cfg.work.fork
         (tree / path).write_text("def test_more():\n    assert True\n")
         git = ["git", "-C", str(tree)]
         subprocess.run([*git, "add", "-A"], check=True)
-        subprocess.run([*git, "commit", "-qm", f"add {path}"], check=True)
+        message = f"add {path}\n\nForkkit-Fix: toy-fix"
+        subprocess.run([*git, "commit", "-qm", message], check=True)
         assert main(["--config", str(cfg.path), "export"]) == 0
         rc = main(["--config", str(cfg.path), "red-green", "--no-related"])
         assert rc == (0 if valid else 1), path
-        report = cfg.workdir / "reports" / "red_green" / "red_green.json"
-        data = json.loads(report.read_text())
+        data = json.loads((folder / "red_green.json").read_text())
         assert data["mode"] == ("guard" if valid else "red-green")
 
 
@@ -466,8 +468,7 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
         up,
         "1.0",
         changes,
-        runtime_files=("toy/calc.py", "toy/count.py"),
-        focused_tests=("tests/test_fix.py", "tests/test_count.py"),
+        fix_ids=["limit", "count"],
     )
     fixed = {"toy/count.py": COUNT_BUGGY, "toy/calc.py": CALC_FIXED_OTHERWISE}
     target = onto(cfg, up, "1.1", toy_release(fixed))
@@ -493,6 +494,21 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
         assert subjects == ["[Bugfix] count counts every item"]
     data = result.to_json()
     assert data["absorbed"] == [result.patches[0].name] and data["ok"]
+    # the retirement is per fix and true: limit's record names its fix, and
+    # a proof right after it is valid, nothing in fork.toml gone stale
+    (record,) = parse_retired((cfg.patches_dir / "retired.toml").read_text())
+    assert (record.fix, record.applied_upstream) == ("limit", "toy 1.1")
+    after = load_config(cfg.path)
+    kept = ["limit", "count"] if dependent else ["count"]
+    assert [d.id for d in after.fixes] == kept
+    argv = ["--config", str(cfg.path), "red-green", "--no-related"]
+    assert main(argv) == 0
+    folder = after.work.report_dir("red_green")
+    summary = json.loads((folder / "summary.json").read_text())
+    modes = {row["fix"]: (row["mode"], row["valid"]) for row in summary["fixes"]}
+    assert modes["count"] == ("red-green", True)
+    if dependent:  # limit's tests stay: a guard of upstream's fix
+        assert modes["limit"] == ("guard", True)
 
 
 @pytest.mark.e2e
@@ -710,10 +726,10 @@ def test_a_changed_deselect_is_not_served_from_the_result_cache(
     assert statuses(rebase(toy_project, target, opts)) == ["absorbed-semantic"]
     assert "cached" in capsys.readouterr().err  # same tree, env, args: reused
     text = toy_project.path.read_text()
-    deselect = '[fix]\ndeselect = ["tests/test_calc.py::test_nothing"]\n'
-    toy_project.path.write_text(text.replace("[fix]\n", deselect))
+    deselect = '[testenv]\ndeselect = ["tests/test_calc.py::test_nothing"]\n'
+    toy_project.path.write_text(text.replace("[testenv]\n", deselect))
     cfg = load_config(toy_project.path)
-    assert cfg.fix.deselect == ("tests/test_calc.py::test_nothing",)
+    assert cfg.testenv.deselect == ("tests/test_calc.py::test_nothing",)
     assert statuses(rebase(cfg, target, opts)) == ["absorbed-semantic"]
     assert "cached" not in capsys.readouterr().err
 

@@ -526,7 +526,9 @@ def test_resend_that_cannot_run_is_unmeasured_and_exits_1(
     assert "- base: resend/repro-base.log: the base reproduction failed" in (
         "\n".join(md)
     )
-    assert md[0] == "## Reconcile: our fix vs greet.patch"  # no local path
+    assert (
+        md[0] == "## Reconcile: [Bugfix] limit reaches n vs greet.patch"
+    )  # no local path
     assert main([*argv, "--resend", "no-such"]) == 2
     assert last_line(capsys) == (
         "forkkit: error: --resend 'no-such': unknown preset; use one of: qwen3.5-0.8b"
@@ -546,13 +548,15 @@ def test_patch_given_by_a_relative_path(
     monkeypatch.chdir(tmp_path)
     result, md, _ = reconcile(cfg, "competitors/greet.patch")
     assert result.theirs.runtime_paths == ("toy/other.py",)
-    assert md.read_text().startswith("## Reconcile: our fix vs greet.patch\n")
+    assert md.read_text().startswith(
+        "## Reconcile: [Bugfix] limit reaches n vs greet.patch\n"
+    )
     # inside the project: shown relative to it, however it was given
     inside = cfg.root / "competitors" / "greet.patch"
     inside.parent.mkdir()
     inside.write_bytes((folder / "greet.patch").read_bytes())
     _, md, _ = reconcile(cfg, str(inside))
-    head = "## Reconcile: our fix vs competitors/greet.patch\n"
+    head = "## Reconcile: [Bugfix] limit reaches n vs competitors/greet.patch\n"
     assert md.read_text().startswith(head)
     assert str(tmp_path) not in md.read_text().split("### Behaviour matrix")[0]
 

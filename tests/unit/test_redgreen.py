@@ -87,7 +87,8 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     md = (out / "red_green.md").read_text()
     assert md == render_markdown(result)
     assert "✅ **valid**" in md and "`tests/test_fix.py::test_limit_reaches_n`" in md
-    assert "git checkout base -- toy/calc.py" in md
+    fix_commit = tree.patch_commits[0][1][:12]  # red: the fix's runtime reversed
+    assert f"git show --format= {fix_commit} -- toy/calc.py | git apply -R" in md
     assert "(red: AssertionError: assert 15999 == 16000)" in md
     data = json.loads((out / "red_green.json").read_text())
     assert (data["schema"], data["version"]) == ("forkkit.red-green", 1)
@@ -160,14 +161,16 @@ def test_no_tests_run_is_invalid(toy_project: ForkConfig, tmp_path: Path) -> Non
 def test_pass_to_fail_is_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
-    cfg = project(
-        tmp_path,
-        toy_upstream,
-        changes=toy_breaking_fix_changes(),
-        focused_tests=("tests/test_fix.py", "tests/test_other.py"),
-    )
+    cfg = project(tmp_path, toy_upstream, changes=toy_breaking_fix_changes())
     tree = materialize(cfg)
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    result = prove(
+        cfg,
+        tree,
+        tests=["tests/test_fix.py", "tests/test_other.py"],
+        related=False,
+        out_dir=tmp_path / "r",
+        stream=False,
+    )
     assert not result.valid
     assert result.classification.ids("PASS_TO_FAIL") == [
         "tests.test_other::test_double"
@@ -214,17 +217,13 @@ def test_preexisting_related_failure_keeps_proof_valid(
     )
 
 
-def test_empty_series_is_invalid(
+def test_empty_series_has_nothing_to_prove(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
-    cfg = project(
-        tmp_path, toy_upstream, changes=[], focused_tests=("tests/test_other.py",)
-    )
+    cfg = project(tmp_path, toy_upstream, changes=[])
     tree = materialize(cfg)
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
-    assert not result.valid
-    assert result.red.in_place  # nothing to restore: runtime at base == HEAD
-    assert any("does not change any runtime file" in p for p in result.problems)
+    with pytest.raises(ForkkitError, match="the series carries no fix; add one"):
+        prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
 
 
 @pytest.mark.e2e
@@ -249,12 +248,12 @@ def test_timeout_is_invalid_and_restores(
 
 
 @pytest.mark.e2e
-def test_unknown_runtime_file_is_a_user_error(
+def test_unknown_related_suite_is_a_user_error(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
-    cfg = project(tmp_path, toy_upstream, runtime_files=("toy/nope.py",))
+    cfg = project(tmp_path, toy_upstream, related_suites=("tests/nope.py",))
     tree = materialize(cfg)
-    with pytest.raises(ForkkitError, match=r"toy/nope.py.*fix the path"):
+    with pytest.raises(ForkkitError, match=r"tests/nope.py.*fix the path"):
         prove(cfg, tree, out_dir=tmp_path / "r")
     env = {**os.environ, "PYTHONPATH": SRC}
     proc = subprocess.run(
@@ -385,8 +384,8 @@ def test_failed_run_replaces_the_previous_valid_report(
     assert not (out / "red_green_green.xml").exists()
     assert "this run did not finish" in (out / "FAILED.txt").read_text()
     assert "--bogus-opt" in (out / "red_green_red.log").read_text()
-    # Without --out: a fresh folder published as <workdir>/reports/red_green.
-    published = toy_project.work.report_dir("red_green")
+    # Without --out: a fresh folder published as <workdir>/reports/red_green/ID.
+    published = toy_project.work.report_dir("red_green") / "toy-fix"
     result = prove(toy_project, tree, related=False, stream=False)
     assert result.out_dir == published
     assert json.loads((published / "red_green.json").read_text())["valid"] is True

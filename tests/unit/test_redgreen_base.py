@@ -35,10 +35,49 @@ def two_patch_fork(
     return make_two_fix_project(tmp_path / "two", toy_upstream, "1.1")
 
 
-def _red_green(cfg: ForkConfig, out: Path, *args: str) -> tuple[int, dict[str, Any]]:
+def _red_green(
+    cfg: ForkConfig, out: Path, *args: str, fix: str = "count"
+) -> tuple[int, dict[str, Any]]:
     argv = ["--config", str(cfg.path), "red-green", "--no-related", "--out", str(out)]
     rc = cli.main([*argv, "--parallel", "off", *args])
-    return rc, json.loads((out / "red_green.json").read_text())
+    return rc, json.loads((out / fix / "red_green.json").read_text())
+
+
+@pytest.mark.e2e
+def test_each_fix_is_proven_alone_with_the_other_kept(
+    two_patch_fork: ForkConfig, tmp_path: Path
+) -> None:
+    cfg = two_patch_fork
+    tree = materialize(cfg)
+    (p1, _), (_, c2) = tree.patch_commits
+    rc, limit = _red_green(cfg, tmp_path / "each", fix="limit")
+    assert rc == 0, limit["problems"]
+    count = json.loads((tmp_path / "each" / "count" / "red_green.json").read_text())
+    assert limit["classification"]["FAIL_TO_PASS"] == [LIMIT]
+    assert count["classification"]["FAIL_TO_PASS"] == [COUNT]
+    assert (limit["fix"]["id"], limit["fix"]["patches"]) == ("limit", [p1])
+    assert limit["fix"]["runtime_files"] == ["toy/calc.py"]
+    assert limit["base_label"] == "HEAD without fix 'limit'"
+    # limit's red: calc.py as released, count.py still fixed (the other fix kept)
+    repo = tree.repo
+    red = limit["red"]["tree"]
+    assert repo.blob(red, "toy/calc.py") == repo.blob(tree.base, "toy/calc.py")
+    assert repo.blob(red, "toy/count.py") == repo.blob(tree.head, "toy/count.py")
+    # one run on HEAD serves both greens: the second comes from the cache
+    assert limit["green"]["tree"] == count["green"]["tree"]
+    assert count["green"]["cached"]
+    summary = json.loads((tmp_path / "each" / "summary.json").read_text())
+    assert summary["schema"] == "forkkit.red-green-summary"
+    assert [(f["fix"], f["valid"], f["fail_to_pass"]) for f in summary["fixes"]] == [
+        ("limit", True, 1),
+        ("count", True, 1),
+    ]
+    md = (tmp_path / "each" / "summary.md").read_text()
+    assert "[limit](limit/red_green.md)" in md and "[count](count/red_green.md)" in md
+    assert (
+        f"git show --format= {c2[:12]} -- toy/count.py | git apply -R"
+        in (tmp_path / "each" / "count" / "red_green.md").read_text()
+    )
 
 
 @pytest.mark.e2e
@@ -48,37 +87,37 @@ def test_base_at_patch_one_proves_patch_two_alone(
     cfg = two_patch_fork
     tree = materialize(cfg)
     (p1, c1), _ = tree.patch_commits
-    rc, whole = _red_green(cfg, tmp_path / "whole")
+    rc, whole = _red_green(cfg, tmp_path / "whole", "--fix", "count")
     assert rc == 0, whole["problems"]
-    assert whole["classification"]["FAIL_TO_PASS"] == sorted([LIMIT, COUNT])
-    assert whole["base"]["commit"] == tree.base
-    assert whole["base_label"] == "upstream base"
+    assert whole["classification"]["FAIL_TO_PASS"] == [COUNT]
 
-    rc, alone = _red_green(cfg, tmp_path / "alone", "--base", c1[:12])
+    rc, alone = _red_green(cfg, tmp_path / "alone", "--fix", "count", "--base", c1[:12])
     assert rc == 0, alone["problems"]
     assert alone["classification"]["FAIL_TO_PASS"] == [COUNT]
-    assert alone["classification"]["PASS_TO_PASS"] == [LIMIT]
     assert alone["base"]["commit"] == c1
     assert alone["base_label"] == f"{p1} (commit {c1[:12]})"
     assert alone["upstream_base"]["commit"] == tree.base
     assert alone["red"]["runtime_rev"] == c1
-    # Another base, another red tree: another result-cache key (ran now).
-    assert alone["red"]["tree"] != whole["red"]["tree"]
-    assert not alone["red"]["cached"] and alone["green"]["cached"]
-    md = (tmp_path / "alone" / "red_green.md").read_text()
+    # count.py at patch 1 is count.py as released: the same red tree as the
+    # fix's own red (HEAD without it), so the same run, from the cache
+    assert alone["red"]["tree"] == whole["red"]["tree"]
+    assert alone["red"]["cached"] and alone["green"]["cached"]
+    md = (tmp_path / "alone" / "count" / "red_green.md").read_text()
     assert f"runtime after `{p1}` (`{c1[:12]}`)" in md
-    assert f"git checkout {c1[:12]} -- toy/calc.py toy/count.py" in md
+    assert f"git checkout {c1[:12]} -- toy/count.py" in md
     assert f"runtime files restored to {p1} (commit {c1[:12]})" in md
     assert "base runtime" not in md
 
     # --base-patch names the same commit: the same red tree, from the cache.
-    rc, named = _red_green(cfg, tmp_path / "named", "--base-patch", "0001")
+    rc, named = _red_green(
+        cfg, tmp_path / "named", "--fix", "count", "--base-patch", "0001"
+    )
     assert rc == 0, named["problems"]
     assert named["classification"] == alone["classification"]
     assert named["red"]["tree"] == alone["red"]["tree"] and named["red"]["cached"]
 
     # verify replays a --base report on its own base, not as "another pin"
-    report = tmp_path / "alone" / "red_green.json"
+    report = tmp_path / "alone" / "count" / "red_green.json"
     assert cli.main(["--config", str(cfg.path), "verify", str(report)]) == 0
 
 

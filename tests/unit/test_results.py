@@ -177,10 +177,6 @@ def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return started
 
 
-def _focused_project(tmp_path: Path, up: SyntheticUpstream) -> ForkConfig:
-    return make_project(tmp_path / "proj", up, "1.0", focused_tests=FOCUSED)
-
-
 @pytest.mark.e2e
 def test_fix_runs_once_with_related_suites(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -208,11 +204,18 @@ def test_fix_runs_once_with_related_suites(
 def test_classification_is_the_same_with_and_without_related(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
-    cfg = _focused_project(tmp_path, toy_upstream)
+    cfg = make_project(tmp_path / "proj", toy_upstream, "1.0")
     tree = materialize(cfg)
     docs = []
     for related, out in ((True, "a"), (False, "b")):
-        prove(cfg, tree, related=related, out_dir=tmp_path / out, stream=False)
+        prove(
+            cfg,
+            tree,
+            tests=list(FOCUSED),
+            related=related,
+            out_dir=tmp_path / out,
+            stream=False,
+        )
         docs.append(json.loads((tmp_path / out / "red_green.json").read_text()))
     with_related, alone = (d["classification"] for d in docs)
     assert with_related == alone

@@ -73,8 +73,10 @@ def test_unwritable_summary_is_a_warning(
 @pytest.mark.e2e
 def test_red_green_appends_its_report(toy_project: ForkConfig, summary: Path) -> None:
     assert main(["--config", str(toy_project.path), "red-green"]) == 0
-    md = toy_project.work.report_dir("red_green") / "red_green.md"
-    assert appended(summary) == md.read_text().rstrip("\n") + "\n\n"
+    folder = toy_project.work.report_dir("red_green")
+    text = appended(summary)
+    assert text.startswith((folder / "summary.md").read_text().rstrip("\n"))
+    assert (folder / "toy-fix" / "red_green.md").read_text().rstrip("\n") in text
 
 
 def test_rebase_appends_its_report(
@@ -111,13 +113,15 @@ def test_a_report_names_its_files_relative_to_its_folder(
         main(["--config", str(toy_project.path), "red-green", "--out", str(out)]) == 0
     )
     captured = capsys.readouterr()
-    assert captured.out.startswith("## ")  # the Markdown report
-    assert f"report: {out / 'red_green.md'}\njson: {out / 'red_green.json'}" in (
+    assert captured.out.startswith("# Red/green of every fix")  # the summary
+    assert f"report: {out / 'summary.md'}\njson: {out / 'summary.json'}" in (
         captured.err
     )
-    text = (out / "red_green.json").read_text()
+    assert "(toy-fix/red_green.md)" in (out / "summary.md").read_text()
+    fix = out / "toy-fix"
+    text = (fix / "red_green.json").read_text()
     assert ".run-" not in text and str(out) not in text
     data = json.loads(text)
     for name in ("red", "green", "related"):
-        assert (out / data[name]["junit"]).is_file()
-        assert (out / data[name]["log"]).is_file()
+        assert (fix / data[name]["junit"]).is_file()
+        assert (fix / data[name]["log"]).is_file()

@@ -42,6 +42,7 @@ class Retired:
     retired_from: str  # the pin it was carried on, e.g. "vllm 0.30.0"
     sha256: str  # of the patch file as it last was
     forwarded: str = ""  # the upstream PR, when known
+    fix: str = ""  # the fix the patch belonged to (fork.toml [[fix]] id)
 
 
 def _quote(value: str) -> str:

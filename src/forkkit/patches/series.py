@@ -20,6 +20,8 @@ class Patch:
     subject: str
     files: tuple[str, ...]
     hunks: tuple[DiffHunk, ...]
+    message: str = ""  # the commit message's body (trailers included)
+    added: tuple[str, ...] = ()  # the files the patch creates
 
     @property
     def name(self) -> str:
@@ -53,7 +55,29 @@ def parse_patch_text(text: str, path: Path) -> Patch:
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
     diff = parse_diff(text, str(path))
     files = tuple(f.path for f in diff.files)
-    return Patch(path=path, subject=subject, files=files, hunks=diff.all_hunks)
+    return Patch(
+        path=path,
+        subject=subject,
+        files=files,
+        hunks=diff.all_hunks,
+        message=_body(lines),
+        added=tuple(f.path for f in diff.files if f.status == "added"),
+    )
+
+
+def _body(lines: list[str]) -> str:
+    """The message body of a mail: after the headers' blank line, up to the
+    ``---`` line that starts the diffstat (or the first ``diff --git``)."""
+    try:
+        start = lines.index("") + 1
+    except ValueError:
+        return ""
+    out = []
+    for line in lines[start:]:
+        if line == "---" or line.startswith("diff --git "):
+            break
+        out.append(line)
+    return "\n".join(out).strip() + "\n"
 
 
 def hunk_at(patch: Patch, path: str, line: int) -> DiffHunk | None:

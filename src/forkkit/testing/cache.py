@@ -117,10 +117,13 @@ class CachedRun:
 
 @dataclass(frozen=True)
 class ResultCache:
-    """Finished runs by :class:`ResultKey`; ``fresh`` never reads, still stores."""
+    """Finished runs by :class:`ResultKey`; ``fresh`` reads only what this
+    cache object stored itself (a run made now, shared by the proofs of one
+    command), and stores everything."""
 
     root: Path
     fresh: bool = False
+    stored_now: set[str] = field(default_factory=set, compare=False)
 
     def _entry(self, digest: str) -> Path:
         return self.root / digest[:2] / digest
@@ -132,7 +135,9 @@ class ResultCache:
     def lookup(self, digest: str) -> CachedRun | None:
         """The stored run of a key's digest, or None (a miss, or ``fresh``)."""
         entry = self._entry(digest)
-        if self.fresh or not (entry / META).is_file():
+        if self.fresh and digest not in self.stored_now:
+            return None
+        if not (entry / META).is_file():
             return None
         try:
             meta: dict[str, Any] = json.loads((entry / META).read_text())
@@ -183,5 +188,6 @@ class ResultCache:
             if entry.exists():
                 shutil.rmtree(entry, ignore_errors=True)
             os.replace(tmp, entry)
+            self.stored_now.add(key.digest())
         except (OSError, TypeError, ValueError):
             shutil.rmtree(tmp, ignore_errors=True)

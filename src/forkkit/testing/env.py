@@ -148,7 +148,7 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             python=Path(override),
             env={k: v for k, v in cfg.testenv.env.items() if k not in os.environ},
             key="external",
-            deselect=cfg.fix.deselect,
+            deselect=cfg.testenv.deselect,
         )
     key = env_key(cfg, tree)
     venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
@@ -156,7 +156,7 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
         python=venv / "bin" / "python",
         env=dict(cfg.testenv.env),
         key=key,
-        deselect=cfg.fix.deselect,
+        deselect=cfg.testenv.deselect,
     )
     if (venv / OK_MARKER).exists() and ready.python.exists():
         return ready

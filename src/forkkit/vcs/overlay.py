@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from forkkit.errors import ForkkitError
 from forkkit.vcs.apply import ApplyResult
@@ -104,3 +104,34 @@ def revert_hunk_commit(
         tree = index.write_tree()
     commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
     return HunkRevert(applied, commit, tree)
+
+
+@dataclass(frozen=True)
+class SeriesRevert:
+    """``onto`` with several hunks reverse-applied, as a commit, or the index
+    (into ``hunks``) of the first hunk git could not reverse."""
+
+    commit: str = ""
+    tree: str = ""
+    failed: int = -1
+    applied: ApplyResult = field(default_factory=lambda: ApplyResult(ok=True))
+
+
+def revert_hunks_commit(
+    repo: Repo, *, onto: str, hunks: Sequence[str], message: str
+) -> SeriesRevert:
+    """Commit ``onto``'s tree with each of ``hunks`` (standalone patch texts)
+    reverse-applied in the order given, in one scratch index; the work tree,
+    the index and every ref are left alone."""
+    onto_id = repo.rev(onto)
+    if onto_id is None:
+        raise ForkkitError(f"{repo.path}: no revision {onto!r}; materialize first")
+    with repo.scratch_index(f"revert-fix-{threading.get_ident()}") as index:
+        index.read_tree(onto_id)
+        for i, text in enumerate(hunks):
+            applied = index.apply(text, reverse=True)
+            if not applied.ok:
+                return SeriesRevert(failed=i, applied=applied)
+        tree = index.write_tree()
+    commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
+    return SeriesRevert(commit=commit, tree=tree)

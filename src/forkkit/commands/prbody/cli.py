@@ -25,10 +25,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "red/green report, and the repro and reconcile reports when present."
     )
     parser.add_argument(
+        "--fix",
+        metavar="ID",
+        help="the fix the PR is (default: the series' only fix; with several, "
+        "name one)",
+    )
+    parser.add_argument(
         "--red-green",
         type=Path,
         metavar="FILE",
-        help="red/green report (default: <workdir>/reports/red_green/red_green.json)",
+        help="red/green report (default: <workdir>/reports/red_green/ID/"
+        "red_green.json); refused when made on another pin, series or fix",
     )
     parser.add_argument(
         "--repro",
@@ -71,6 +78,7 @@ def request(args: argparse.Namespace) -> Request:
         check_output_file(args.out_file)
     paths = ReportPaths(
         red_green=args.red_green,
+        fix=args.fix,
         repro=args.repro,
         reconcile=args.reconcile,
         rebase=args.rebase,

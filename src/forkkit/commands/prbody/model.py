@@ -36,6 +36,7 @@ class PrInputs:
 
     title: str
     red_green: ProofDoc
+    purpose: str = ""  # the fix's first patch's message (its description)
     repro: ReproDoc | None = None
     reconcile: ReconcileDoc | None = None
     rebase: RebaseDoc | None = None  # the latest rebase report

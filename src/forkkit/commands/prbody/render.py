@@ -74,6 +74,8 @@ def _purpose(inp: PrInputs) -> list[str]:
     out = purpose_head(
         title, prompt="The bug, who hits it, and what the fix changes; link the issue."
     )
+    if inp.purpose:
+        out += [inp.purpose, ""]
     out.append(f"Runtime files changed: {runtime or '(none listed)'}.")
     if tests:
         out.append(f"Tests: {tests}.")
@@ -92,6 +94,18 @@ def _red_lines(rg: ProofDoc) -> list[str]:
         *([f"git rm -q -- {gone}"] if gone else []),
     ]
     return [*to_base, "{red}", f"git checkout HEAD -- {paths}"]
+
+
+def _fork_red(rg: ProofDoc) -> str:
+    """What the report's red was, when the fork carries more than this fix."""
+    if rg.fix is None or not rg.base_label.startswith("HEAD without fix"):
+        return ""
+    return (
+        f" The report's red is the fork with only this fix's runtime hunks "
+        f"reverted (`{rg.fix.id}`; any other fix the fork carries kept); on this "
+        "branch, which carries this fix alone, that is the runtime files at "
+        "upstream base."
+    )
 
 
 def _test_plan(inp: PrInputs) -> list[str]:
@@ -113,9 +127,10 @@ def _test_plan(inp: PrInputs) -> list[str]:
     ]
     if related and not with_related:
         lines += ["# related suites on the fix", f"{prefix} {pytest_command(related)}"]
+    fid = rg.fix.id if rg.fix else ""
     tools = [
-        "forkkit red-green",
-        "forkkit verify .forkkit/reports/red_green/red_green.json",
+        f"forkkit red-green --fix {fid}" if fid else "forkkit red-green",
+        f"forkkit verify .forkkit/reports/red_green/{fid or '...'}/red_green.json",
     ]
     if inp.repro:
         gpu = " --gpu" if inp.repro.mode == "gpu" else ""
@@ -129,7 +144,7 @@ def _test_plan(inp: PrInputs) -> list[str]:
         "Red/green with upstream's own pytest suites, SWE-bench style: the PR's "
         "tests with only the runtime files at upstream base must fail (red), the "
         "same tests on the fix must pass (green), and the related suites must not "
-        "regress. In a vLLM checkout of this branch:",
+        "regress." + _fork_red(rg) + " In a vLLM checkout of this branch:",
         "",
         "```bash",
         *lines,

@@ -7,6 +7,7 @@ The red/green report is required; repro and reconcile are read when present
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -15,6 +16,7 @@ from forkkit.commands.prbody.model import PrInputs
 from forkkit.commands.prbody.render import render_markdown
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import FixSet, load_fixes
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.output.progress import say
 from forkkit.output.report import (
@@ -25,6 +27,7 @@ from forkkit.output.report import (
     DocType,
     read_typed,
 )
+from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.doc import RebaseDoc
@@ -32,6 +35,8 @@ from forkkit.services.reconcile.doc import ReconcileDoc
 from forkkit.services.resend.doc import ReproDoc
 
 T = TypeVar("T")
+# a trailer line: Signed-off-by, Co-authored-by, Forkkit-Fix, ...
+_TRAILER = re.compile(r"^[A-Z][A-Za-z0-9-]*-[A-Za-z0-9-]+: \S")
 __all__ = ["ReportPaths", "pr_body", "write_body"]
 
 
@@ -40,6 +45,7 @@ class ReportPaths:
     """Where the reports are (None: the default place in the workdir)."""
 
     red_green: Path | None = None
+    fix: str | None = None  # the fix the PR is (None: the series' only fix)
     repro: Path | None = None
     reconcile: Path | None = None
     rebase: Path | None = None
@@ -74,15 +80,68 @@ def _of_pin(made_on: str, *, label: str, what: Path) -> bool:
     return False
 
 
+def _fix(fixes: FixSet, fid: str | None) -> Fix:
+    """The fix the PR is: ``--fix``, or the series' only one."""
+    if fid is not None:
+        return fixes.get(fid)
+    found = fixes.pick(None)
+    if len(found) > 1:
+        ids = ", ".join(f.id for f in found)
+        raise ForkkitError(
+            f"{fixes.config}: {len(found)} fixes ({ids}); a PR is one fix: "
+            "name it with 'forkkit pr-body --fix ID'"
+        )
+    return found[0]
+
+
+def _stale(cfg: ForkConfig, doc: ProofDoc, *, fixes: FixSet, fix: Fix) -> str | None:
+    """Why the report is not of this checkout's pin, series and fix."""
+    if doc.upstream.ident != cfg.upstream.ident:
+        pin = cfg.upstream.label
+        return f"made on another pin ({doc.upstream.label}; fork.toml pins {pin})"
+    names = tuple(p.name for p in fixes.patches)
+    if tuple(p.name for p in doc.patches) != names:
+        return "made from another series than patches/ holds now"
+    if doc.fix is None or doc.fix.id != fix.id:
+        return f"not a report of fix '{fix.id}'"
+    if doc.fix.patches != fix.patches:
+        return f"fix '{fix.id}' had other patches then ({', '.join(doc.fix.patches)})"
+    return None
+
+
+def _proof(cfg: ForkConfig, paths: ReportPaths) -> tuple[ProofDoc, Fix, FixSet]:
+    """The fix's red/green report, refused (one line) when it is stale."""
+    fixes = load_fixes(cfg)
+    fix = _fix(fixes, paths.fix)
+    path = (
+        paths.red_green or cfg.work.report_dir("red_green") / fix.id / "red_green.json"
+    )
+    doc = read_typed(
+        path,
+        ProofDoc,
+        doc=PROOF,
+        hint=f"run 'forkkit red-green --fix {fix.id}' first, or give "
+        "'forkkit pr-body --red-green FILE'",
+    )
+    why = _stale(cfg, doc, fixes=fixes, fix=fix)
+    if why:
+        raise ForkkitError(
+            f"{path}: {why}; run 'forkkit red-green --fix {fix.id}' again"
+        )
+    return doc, fix, fixes
+
+
+def _description(fixes: FixSet, fix: Fix) -> str:
+    """The fix's first patch's message, without its trailers."""
+    body = fixes.patch(fix.patches[0]).message
+    kept = [line for line in body.splitlines() if not _TRAILER.match(line)]
+    return "\n".join(kept).strip()
+
+
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     """The PR description in Markdown, with no local absolute path in it."""
     reports = cfg.work.reports
-    red_green = read_typed(
-        paths.red_green or reports / "red_green" / "red_green.json",
-        ProofDoc,
-        doc=PROOF,
-        hint="run forkkit red-green first, or give 'forkkit pr-body --red-green FILE'",
-    )
+    red_green, fix, fixes = _proof(cfg, paths)
     fork = red_green.fork_path
     roots = {
         str(cfg.work.root.absolute()): "WORKDIR",
@@ -104,7 +163,8 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
         keep = _of_pin(reconcile.base, label=label, what=where)
         reconcile = reconcile if keep else None
     inputs = PrInputs(
-        title=cfg.fix.title,
+        title=fix.title,
+        purpose=_description(fixes, fix),
         red_green=red_green,
         repro=repro,
         reconcile=reconcile,

@@ -14,11 +14,15 @@ from forkkit.cliopts import (
 )
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.services.proof.model import STEM, ProofChecks, patch_commit
-from forkkit.services.proof.render import render_markdown
+from forkkit.patches.fixes import Fix
+from forkkit.services.proof.model import ProofChecks, RedGreenResult, patch_commit
 from forkkit.services.proof.run import prove, resolve_parallel
+from forkkit.services.proof.summary import SUMMARY_STEM, prove_fixes
+from forkkit.testing.cache import ResultCache
+from forkkit.testing.suiterun import SuiteRun
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +37,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_upstream_options(parser)
     add_dest_option(parser)
     parser.add_argument(
-        "--tests", nargs="+", help="test targets (default: fork.toml focused_tests)"
+        "--fix",
+        metavar="ID",
+        help="prove this fix alone (default: every fix of the series, each alone)",
+    )
+    parser.add_argument(
+        "--tests",
+        nargs="+",
+        help="test targets (default: the tests the fix's patches add or change; "
+        "with several fixes, name one with --fix)",
     )
     parser.add_argument(
         "--related",
@@ -149,7 +161,8 @@ class Request:
     """A red/green proof, as asked."""
 
     dest: Path | None
-    tests: tuple[str, ...] | None  # None: fork.toml focused_tests
+    fix: str | None  # None: every fix
+    tests: tuple[str, ...] | None  # None: the fix's own focused tests
     pytest_args: tuple[str, ...]
     related: bool
     out: Path | None
@@ -164,6 +177,7 @@ class Request:
 def request(args: argparse.Namespace) -> Request:
     return Request(
         dest=args.dest,
+        fix=args.fix,
         tests=tuple(args.tests) if args.tests else None,
         pytest_args=tuple(args.pytest_args),
         related=args.related,
@@ -178,24 +192,43 @@ def request(args: argparse.Namespace) -> Request:
 
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
-    """Prove; the Markdown (also the job summary); 0 when valid."""
+    """Prove each fix alone; the summary and each fix's Markdown (also the
+    job summary); 0 when every fix is proven."""
+    fixes = load_fixes(cfg)
+    chosen = fixes.pick(req.fix)
+    if req.tests and len(chosen) > 1:
+        raise ForkkitError(
+            f"--tests: the series has {len(chosen)} fixes "
+            f"({', '.join(f.id for f in chosen)}); name the one they prove with --fix"
+        )
     tree = materialize(cfg, dest=req.dest)
-    result = prove(
-        cfg,
-        tree,
-        tests=list(req.tests) if req.tests else None,
-        pytest_args=req.pytest_args,
-        related=req.related,
-        out_dir=req.out,
-        parallel=resolve_parallel(req.parallel),
-        timeout=req.timeout,
-        fresh=req.fresh,
-        checks=req.checks,
-        base=_base(req, tree),
-    )
-    markdown = render_markdown(result)
+    base = _base(req, tree)
+    parallel = resolve_parallel(req.parallel)
+    # one cache for every fix: with --fresh, a run made now serves them all
+    cache = ResultCache(cfg.work.results, fresh=req.fresh)
+
+    def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
+        return prove(
+            cfg,
+            tree,
+            tests=list(req.tests) if req.tests else None,
+            pytest_args=req.pytest_args,
+            related=req.related,
+            out_dir=out,
+            parallel=parallel,
+            timeout=req.timeout,
+            fresh=req.fresh,
+            checks=req.checks,
+            base=base,
+            fix=fix.id,
+            fixes=fixes,
+            cache=cache,
+        )
+
+    proven = prove_fixes(cfg, chosen, out=req.out, prove_one=prove_one)
+    markdown = proven.markdown
     return Outcome(
-        code=0 if result.valid else 1,
+        code=0 if proven.summary.valid else 1,
         out=markdown,
-        report=Shown(result.out_dir, STEM, markdown),
+        report=Shown(proven.folder, SUMMARY_STEM, markdown),
     )

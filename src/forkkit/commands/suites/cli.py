@@ -9,6 +9,7 @@ from pathlib import Path
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
+from forkkit.fork.fixes import load_fixes
 from forkkit.output.outcome import Outcome
 from forkkit.testing.suites import run_suites, tree_for_tests
 
@@ -59,7 +60,7 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     ran = run_suites(
         cfg,
         tree,
-        list(req.tests or cfg.fix.related_suites),
+        list(req.tests or load_fixes(cfg).related_suites),
         extra=list(req.pytest_args),
         out=req.out,
         pristine=req.pristine,

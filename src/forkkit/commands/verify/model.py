@@ -27,6 +27,7 @@ class ReplaySpec:
     pytest_args: tuple[str, ...]
     deselected: tuple[str, ...]
     packages: str = ""  # the test env's installed packages (sha256)
+    fix: str | None = None  # the fix the report proves (None: the only one)
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,13 @@ class Current:
 
 
 def _red_base(doc: ProofDoc) -> str | None:
-    """The commit red took its runtime from, when it was not upstream base."""
+    """The commit red took its runtime from (``--base``), when it was neither
+    upstream base nor the fork without the fix (a commit built per run)."""
     red, upstream = doc.base.commit, doc.upstream_base.commit
+    built = doc.fix is not None and doc.base_label.startswith("HEAD without fix")
+    guard = doc.mode == "guard"
+    if built or guard:
+        return None
     return red if red and upstream and red != upstream else None
 
 
@@ -64,6 +70,7 @@ def replay_spec(doc: ProofDoc, where: str) -> ReplaySpec:
         pytest_args=doc.pytest_args,
         deselected=doc.deselected,
         packages=doc.testenv.packages,
+        fix=doc.fix.id if doc.fix else None,
     )
 
 
@@ -118,15 +125,15 @@ def refusal(spec: ReplaySpec, current: Current) -> str | None:
             f"patches/ has {_listed(current.patches)})"
         )
     checks = (
-        ("[fix].runtime_files", spec.runtime_files, current.runtime_files),
-        ("[fix].deselect", spec.deselected, current.deselect),
+        ("fix runtime files", spec.runtime_files, current.runtime_files),
+        ("[testenv] deselect", spec.deselected, current.deselect),
     )
     for what, then, now in checks:
         if sorted(then) != sorted(now):
             return f"made with another {what} ({_listed(then)}; now {_listed(now)})"
     if spec.related_suites and spec.related_suites != current.related_suites:
         return (
-            "made with other [fix].related_suites "
+            "made with other related_suites "
             f"({_listed(spec.related_suites)}; now {_listed(current.related_suites)})"
         )
     return None

@@ -28,6 +28,7 @@ from forkkit.commands.verify.model import (
 )
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.progress import say
@@ -50,14 +51,17 @@ def read_report(path: Path) -> ProofDoc:
     )
 
 
-def _current(cfg: ForkConfig) -> Current:
+def _current(cfg: ForkConfig, fix: str | None) -> Current:
     series = load_series(cfg.series_file, cfg.patches_dir)
+    fixes = load_fixes(cfg, series)
+    known = {f.id for f in fixes.fixes}
+    unit = fixes.one(fix if fix in known else None)
     return Current(
         upstream=cfg.upstream.ident,
         patches=tuple(p.name for p in series.patches),
-        runtime_files=tuple(cfg.fix.runtime_files),
-        related_suites=tuple(cfg.fix.related_suites),
-        deselect=tuple(cfg.fix.deselect),
+        runtime_files=unit.runtime_files,
+        related_suites=fixes.related_suites,
+        deselect=tuple(cfg.testenv.deselect),
     )
 
 
@@ -66,7 +70,7 @@ def _ready(
 ) -> tuple[ForkTree, TestEnv]:
     """The fork tree and test env to replay ``spec`` in; one line when the
     pin, the series, the trees or the test env are not the report's."""
-    why = refusal(spec, _current(cfg))
+    why = refusal(spec, _current(cfg, spec.fix))
     if why is None:
         tree = materialize(cfg, dest=dest)
         why = tree_refusal(
@@ -119,6 +123,7 @@ def verify(
         fresh=True,
         base=spec.red_base,
         env=env,
+        fix=spec.fix if spec.fix in {f.id for f in load_fixes(cfg).fixes} else None,
     )
     fresh = proof_doc(result)
     return VerifyResult(

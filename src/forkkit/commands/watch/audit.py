@@ -50,7 +50,7 @@ def row_key(cfg: ForkConfig, target: Target, opts: Options) -> str:
         "pin": cfg.upstream.ident,
         "target": target.spec.ident,
         "series": series.digest,  # every patch's name and bytes, in order
-        "fix": asdict(cfg.fix),
+        "fixes": [asdict(d) for d in cfg.fixes],
         "testenv": asdict(cfg.testenv),
         "semantic": opts.semantic,
         "red_green": opts.red_green,

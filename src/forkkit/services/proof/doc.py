@@ -114,6 +114,19 @@ class HunkDoc:
 
 
 @dataclass(frozen=True)
+class FixDoc:
+    """The fix a proof is of: its id, provenance and what its patches change."""
+
+    id: str
+    title: str = ""
+    forwarded: str = ""
+    origin: str = ""
+    patches: tuple[str, ...] = ()
+    runtime_files: tuple[str, ...] = ()
+    test_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ProofDoc:
     """The red/green report's JSON document."""
 
@@ -150,6 +163,7 @@ class ProofDoc:
     guards: tuple[GuardDoc, ...] | None = None  # None: a report without guards
     repeat: RepeatDoc | None = None
     hunks: tuple[HunkDoc, ...] | None = None
+    fix: FixDoc | None = None
 
     def files_of(self, role: str) -> list[FileRef]:
         return [f for f in self.files if f.role == role]
@@ -270,4 +284,20 @@ def proof_doc(r: Result) -> ProofDoc:
         related_regressions=tuple(r.node(t) for t in verdict.regressions),
         related_preexisting_failures=tuple(r.node(t) for t in verdict.preexisting),
         **_checks(r),
+        fix=_fix(r),
+    )
+
+
+def _fix(r: Result) -> FixDoc | None:
+    f = r.fix
+    if f is None:
+        return None
+    return FixDoc(
+        id=f.id,
+        title=f.title,
+        forwarded=f.forwarded,
+        origin=f.origin,
+        patches=f.patches,
+        runtime_files=f.runtime_files,
+        test_files=f.test_files,
     )

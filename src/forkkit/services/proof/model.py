@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, Literal, Protocol, TypeVar
 
+from forkkit.patches.fixes import Fix
 from forkkit.patches.paths import is_test_path
 from forkkit.testing.classify import (
     Classification,
@@ -168,6 +169,7 @@ class RedGreenResult(Generic[R]):
     mode: Mode = "red-green"
     testenv_key: str = ""  # the test env's build key (fork.toml [testenv], pin)
     packages: str = ""  # sha256 of its installed distributions (name==version)
+    fix: Fix | None = None  # the fix this proof is of
 
     @property
     def valid(self) -> bool:
@@ -201,6 +203,11 @@ def patch_commit(patches: Sequence[tuple[str, str]], which: str) -> tuple[str, s
     if which.isdigit() and 1 <= int(which) <= len(patches):
         return patches[int(which) - 1]
     raise ValueError(f"no such patch in the fork tree's series ({names})")
+
+
+def without_fix(fix_id: str) -> str:
+    """How a report names a fix's red: the fork with its runtime reverted."""
+    return f"HEAD without fix '{fix_id}'"
 
 
 def base_label(

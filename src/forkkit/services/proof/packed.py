@@ -20,7 +20,6 @@ from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.services.proof.model import STEM
 from forkkit.services.proof.plan import Plan
-from forkkit.testing.fixrun import fix_targets
 from forkkit.testing.logged import side_by_side
 from forkkit.testing.shards import (
     Timings,
@@ -186,12 +185,12 @@ def red_and_fix(
     """Red (base runtime, focused tests) and the one run on the fix (the
     related suites plus the focused tests; the focused tests alone with
     ``--no-related``): one after the other, or packed onto both cores."""
-    fix_name = f"{STEM}_related" if plan.suites else f"{STEM}_green"
-    fix_tests = fix_targets(plan.suites, plan.targets) if plan.suites else plan.targets
+    fix_tests = plan.fix_run
+    fix_name = f"{STEM}_green" if fix_tests == plan.targets else f"{STEM}_related"
     if plan.guard:
         say(
-            f"guard: a tests-only series, its tests on {tree.upstream_label} "
-            "(red would run the same tree)"
+            f"guard: fix '{plan.fix_id}' carries only tests, run on "
+            f"{tree.upstream_label} (red would run the same tree)"
         )
     fix = (fix_name, fix_tests)
     if parallel:

@@ -4,33 +4,43 @@ settings every one of its pytest runs shares."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import FixSet, focused_targets, red_commit
 from forkkit.fork.tree import BASE_TAG, ForkTree
-from forkkit.patches.paths import is_test_path
-from forkkit.patches.retired import TESTS_ONLY_TRAILER
+from forkkit.patches.fixes import Fix
 from forkkit.patches.testids import target_file
-from forkkit.services.proof.model import UPSTREAM_BASE, FileBlob, base_label
-from forkkit.testing.suiterun import (
-    require_committed,
+from forkkit.services.proof.model import (
+    UPSTREAM_BASE,
+    FileBlob,
+    base_label,
+    without_fix,
 )
+from forkkit.testing.fixrun import fix_targets
+from forkkit.testing.suiterun import require_committed
 from forkkit.vcs import Repo
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What a proof runs, checked before anything runs."""
+    """What a proof of one fix runs, checked before anything runs."""
 
-    targets: tuple[str, ...]
-    runtime: tuple[str, ...]
-    suites: tuple[str, ...]
-    base: str  # the commit red takes the runtime files from
+    targets: tuple[str, ...]  # the fix's focused tests (red and green)
+    runtime: tuple[str, ...]  # the fix's runtime files
+    suites: tuple[str, ...]  # every fix's related suites (the one run on HEAD)
+    base: str  # red: the commit red runs (the runtime files are taken from it)
     head: str
     base_label: str = UPSTREAM_BASE
-    guard: bool = False  # a tests-only series: its tests guard upstream's fix
+    guard: bool = False  # a tests-only fix: its tests guard upstream's fix
+    fix_id: str = ""
+    shared: tuple[str, ...] = ()  # every fix's focused tests (the run on HEAD)
+
+    @property
+    def fix_run(self) -> tuple[str, ...]:
+        """The one run on HEAD that every fix's green is read from."""
+        return tuple(fix_targets(self.suites, self.shared or self.targets))
 
 
 def make_plan(
@@ -39,59 +49,47 @@ def make_plan(
     tests: list[str] | None,
     *,
     related: bool,
+    fixes: FixSet,
+    fix: Fix,
     base: str | None = None,
 ) -> Plan:
-    """Validate fork.toml [fix] against the fork; refuse an uncommitted tree.
-    ``base``: the revision red takes the runtime files from (None: tag base)."""
+    """Check one fix's proof against the fork; refuse an uncommitted tree.
+    Red is HEAD with the fix's runtime hunks reverted, or with ``base``: its
+    runtime files taken from that revision."""
     repo = tree.repo
-    targets = tuple(tests or cfg.fix.focused_tests)
-    runtime = tuple(cfg.fix.runtime_files)
-    where = f"{cfg.path.name} [fix]"
-    if not runtime:
-        raise ForkkitError(
-            f"{where}: runtime_files is empty; list the files the fix changes"
-        )
-    if not targets:
-        raise ForkkitError(f"{where}: focused_tests is empty; list the fix's tests")
     head, upstream = repo.rev("HEAD"), repo.rev(BASE_TAG)
     if head is None or upstream is None:
         raise ForkkitError(f"{repo.path}: no '{BASE_TAG}' tag; run forkkit materialize")
-    red = _red_base(tree, base, head=head, upstream=upstream)
-    for f in runtime:
-        if repo.blob(red, f) is None and repo.blob(head, f) is None:
-            raise ForkkitError(
-                f"{where}: runtime file {f!r} exists neither at base nor at fork HEAD; "
-                "fix the path"
-            )
-    suites = tuple(cfg.fix.related_suites) if related else ()
+    require_committed(repo, "red-green")
+    every = {f.id: focused_targets(tree, fixes, f, head=head) for f in fixes.fixes}
+    targets = tuple(tests or every[fix.id])
+    if not targets:
+        raise ForkkitError(
+            f"fix '{fix.id}' ({', '.join(fix.patches)}): its patches add or change "
+            "no test module; add the test that shows the fix"
+        )
+    suites = fixes.related_suites if related else ()
     for t in [*targets, *suites]:
         path = target_file(t).rstrip("/")
         if repo.object_id(f"{head}:{path}") is None:
             raise ForkkitError(
-                f"{where}: test target {path!r} does not exist at fork HEAD "
-                f"{head[:12]}; fix the path (fork.toml [fix] or --tests)"
+                f"{cfg.path.name} [[fix]] '{fix.id}': test target {path!r} does not "
+                f"exist at fork HEAD {head[:12]}; fix the path (related_suites or "
+                "--tests)"
             )
-    require_committed(repo, "red-green")
-    label = base_label(
-        red, rev=base or BASE_TAG, upstream_base=upstream, patches=tree.patch_commits
-    )
-    guard = base is None and tests_only(tree, runtime, head=head, upstream=upstream)
-    return Plan(targets, runtime, suites, red, head, label, guard)
-
-
-def tests_only(
-    tree: ForkTree, runtime: Sequence[str], *, head: str, upstream: str
-) -> bool:
-    """The series only carries tests, and some patch of it is a tests-only
-    patch (its runtime change absorbed upstream: the ``Forkkit-Tests-Only``
-    trailer): red would be green's tree, so the proof is a guard."""
-    repo = tree.repo
-    commits = [c for _, c in tree.patch_commits]
-    if not any(f"\n{TESTS_ONLY_TRAILER}:" in f"\n{repo.message(c)}" for c in commits):
-        return False
-    changed = repo.changed_paths(upstream, head)
-    return all(is_test_path(p) for p in changed) and all(
-        repo.blob(upstream, f) == repo.blob(head, f) for f in runtime
+    guard = base is None and fix.tests_only
+    if base is not None:
+        red = _red_base(tree, base, head=head, upstream=upstream)
+        label = base_label(
+            red, rev=base, upstream_base=upstream, patches=tree.patch_commits
+        )
+    else:
+        red = head if guard else red_commit(tree, fixes, fix, head=head)
+        label = without_fix(fix.id)
+    # in one order for every fix: the run on HEAD is the same run for all
+    shared = tuple(dict.fromkeys([*(t for ts in every.values() for t in ts), *targets]))
+    return Plan(
+        targets, fix.runtime_files, suites, red, head, label, guard, fix.id, shared
     )
 
 
@@ -128,7 +126,11 @@ def file_blobs(repo: Repo, plan: Plan) -> list[FileBlob]:
         for f in plan.runtime
     ]
     paths = sorted({target_file(t) for t in plan.targets})
-    at_base, at_head = repo.ls_tree(base, paths), repo.ls_tree(head, paths)
+    # a test's base blob is upstream's when red is built from HEAD (its tests
+    # are HEAD's), the red base's with --base
+    built = plan.base_label == without_fix(plan.fix_id)
+    test_base = (repo.rev(BASE_TAG) or base) if built else base
+    at_base, at_head = repo.ls_tree(test_base, paths), repo.ls_tree(head, paths)
     out += [
         FileBlob(p, "test", at_base.get(p), blob)
         for p, blob in at_head.items()

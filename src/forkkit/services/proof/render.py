@@ -9,7 +9,7 @@ from typing import Any
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
 from forkkit.services.proof.doc import proof_doc
-from forkkit.services.proof.model import RedGreenResult
+from forkkit.services.proof.model import RedGreenResult, without_fix
 from forkkit.services.proof.render_hunks import hunk_section
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.suiterun import SuiteRun
@@ -56,7 +56,17 @@ def _cells(run: SuiteRun) -> list[object]:
 
 
 def _base_checkout(r: Result) -> list[str]:
-    """Shell lines that put the runtime files at red's base (delete those it lacks)."""
+    """Shell lines that make red's tree: the fix's runtime hunks reversed,
+    patch by patch (last first), or the runtime files put at red's base
+    (``--base``; those it lacks deleted)."""
+    if r.fix is not None and r.base_label == without_fix(r.fix.id):
+        files = " ".join(shlex.quote(f) for f in r.fix.runtime_files)
+        commits = dict(r.patches)
+        return [
+            f"git show --format= {commits[name][:12]} -- {files} | git apply -R"
+            for name in reversed(r.fix.patches)
+            if name in commits
+        ]
     runtime = [f for f in r.files if f.role == "runtime"]
     keep = " ".join(shlex.quote(f.path) for f in runtime if f.base)
     gone = " ".join(shlex.quote(f.path) for f in runtime if not f.base)
@@ -274,7 +284,9 @@ def _commands(r: Result) -> list[str]:
     prefix = _env_prefix(r)
     cmds = [
         f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
-        f"# red: the fork's tests, runtime files restored to {r.base_label}",
+        f"# red: the fork's tests on {r.base_label}"
+        if r.fix is not None and r.base_label == without_fix(r.fix.id)
+        else f"# red: the fork's tests, runtime files restored to {r.base_label}",
         f"git worktree add --detach ../red {short} && cd ../red",
         *_base_checkout(r),
         f"{prefix} {r.red.run.command}",

@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""``forkkit red-green``: prove the fix with upstream's own pytest suites.
+"""``forkkit red-green``: prove one fix with upstream's own pytest suites.
 
-Red: the fork's tests with ONLY the runtime files (fork.toml [fix]) taken from
-the upstream base (or, with ``base``, from a commit of the fork tree: the
-patches after it proven alone); green: the same tests on the fix, read from
-the one run on the fix that also covers the related suites (red runs beside
-it when two cores are free). Unchanged runs come from the result cache
-(:mod:`forkkit.testing.cache`). Every run is on a committed tree
-(:mod:`forkkit.testing.suiterun`): red in a scratch worktree of HEAD with base's
-runtime files, the fix in the fork tree only when it is clean, untracked
-files included; the fork tree is never edited. Each run writes into a fresh
-run folder, published as ``reports/red_green`` (or ``--out``) when it ends,
-with ``FAILED.txt`` when it did not finish. Then the checks a reviewer needs
+Red: the fork's tests on HEAD with only that fix's runtime hunks reversed,
+every other fix kept (:func:`forkkit.fork.fixes.red_commit`, a commit of its
+own), or, with ``base``, with the runtime files of a commit of the fork tree;
+green: the same tests on the fork, read from the one run on HEAD that also
+covers the related suites and every fix's focused tests, so the proofs of
+several fixes share it (red runs beside it when two cores are free).
+Unchanged runs come from the result cache (:mod:`forkkit.testing.cache`).
+Every run is on a committed tree (:mod:`forkkit.testing.suiterun`): red in a
+scratch worktree of its commit, the fork in place only when it is clean;
+the fork tree is never edited. Each proof writes into a fresh run folder,
+published as ``reports/red_green/<fix-id>`` (or ``out``) when it ends, with
+``FAILED.txt`` when it did not finish. Then the checks a reviewer needs
 (:class:`model.ProofChecks`): the guards (:mod:`.checks`), the flake check
 (``--repeat``) and the hunk matrix (``--hunks``, :mod:`.hunks`).
 """
@@ -27,9 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.config import ForkConfig
+from forkkit.fork.fixes import FixSet, load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
 from forkkit.output.report import PROOF, write_reports
+from forkkit.patches.fixes import Fix
 from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.services.proof.checks import guard_findings, repeat_green
@@ -88,10 +91,9 @@ def _gather(
 ) -> _Evidence:
     """Red and the fix run; green read from it; related failures rechecked."""
     red, fix = red_and_fix(tree, plan, settings, parallel=parallel, timings=timings)
-    related: SuiteRun | None = None
+    related: SuiteRun | None = fix if plan.suites else None
     green = fix
-    if plan.suites:
-        related = fix
+    if plan.fix_run != plan.targets:
         green = subset_run(
             fix,
             name=f"{STEM}_green",
@@ -189,23 +191,24 @@ def prove(
     fresh: bool = False,
     checks: ProofChecks = NO_CHECKS,
     base: str | None = None,
+    fix: str | None = None,
+    fixes: FixSet | None = None,
+    cache: ResultCache | None = None,
 ) -> RedGreenResult[SuiteRun]:
-    """Red on base runtime; green and the related suites in one run on the fix.
-
-    Writes ``red_green.{md,json}`` plus JUnit XMLs and logs into a fresh run
-    folder, published as ``<workdir>/reports/red_green`` or as ``out_dir``
-    (replacing the previous report, with ``FAILED.txt`` if the run did not
-    finish). ``parallel`` runs red beside the fix run. Runs come from the
-    result cache when nothing they depend on changed, unless ``fresh``.
-    ``checks``: the guards' options, the flake check and the hunk matrix.
-    ``base``: the fork tree commit red takes the runtime files from (None: tag
-    base, pristine upstream), the related failures' recheck too.
-    """
+    """Fix ``fix`` (None: the only one, or the series as one unit) proven:
+    red is the fork without its runtime hunks (or with ``base``'s runtime
+    files), green read from one run on the fork; reports published as
+    ``reports/red_green/<fix-id>`` or ``out_dir`` (see the module doc)."""
     start = time.monotonic()
     for old in tree.repo.prune_stale_worktrees():  # even when every run is cached
         say(f"removed stale worktree {old}")
-    with report_folder(cfg, STEM, out_dir) as folder:
-        plan = make_plan(cfg, tree, tests, related=related, base=base)
+    fixes = fixes or load_fixes(cfg)
+    unit = fixes.one(fix)
+    # published as reports/red_green/<fix-id>, where red-green puts it
+    with report_folder(cfg, STEM, out_dir or _fix_dir(cfg, unit)) as folder:
+        plan = make_plan(
+            cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
+        )
         settings = ForkRuns(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),
@@ -213,7 +216,7 @@ def prove(
             head=plan.head,
             pytest_args=tuple(pytest_args),
             timeout=timeout,
-            cache=ResultCache(cfg.work.results, fresh=fresh),
+            cache=cache or ResultCache(cfg.work.results, fresh=fresh),
             stream=stream,
         )
         timings = project_timings(cfg)
@@ -222,7 +225,7 @@ def prove(
             tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
         )
         result = _result(
-            cfg,
+            unit,
             tree,
             plan,
             evidence=evidence,
@@ -231,9 +234,18 @@ def prove(
             parallel=parallel,
             seconds=time.monotonic() - start,
         )
-        text, data = render_markdown(result), render_json(result)
-        write_reports(folder.path, STEM, markdown=text, data=data, doc=PROOF)
+        _write(folder.path, result)
     return result
+
+
+def _fix_dir(cfg: ForkConfig, fix: Fix) -> Path:
+    """Where a fix's proof is published by default: ``reports/red_green/ID``."""
+    return cfg.work.report_dir(STEM) / fix.id
+
+
+def _write(folder: Path, result: RedGreenResult[SuiteRun]) -> None:
+    text, data = render_markdown(result), render_json(result)
+    write_reports(folder, STEM, markdown=text, data=data, doc=PROOF)
 
 
 def project_timings(cfg: ForkConfig) -> Timings:
@@ -244,7 +256,7 @@ def project_timings(cfg: ForkConfig) -> Timings:
 
 
 def _result(
-    cfg: ForkConfig,
+    fix: Fix,
     tree: ForkTree,
     plan: Plan,
     *,
@@ -264,7 +276,8 @@ def _result(
     ids = {*classification_ids(e.classification), *v.regressions, *v.preexisting}
     env = settings.env
     return RedGreenResult(
-        title=cfg.fix.title,
+        title=fix.title,
+        fix=fix,
         fork_path=tree.path,
         upstream=tree.upstream,
         upstream_label=tree.upstream_label,

@@ -51,6 +51,30 @@ def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ())
     return "".join(lines)
 
 
+def drop_fix_tables(text: str, ids: Iterable[str]) -> str:
+    """``fork.toml`` text without the ``[[fix]]`` tables of ``ids`` (each from
+    its ``[[fix]]`` line, and the comment lines right above it, to the next
+    table); every other byte is preserved."""
+    gone = set(ids)
+    if not gone:
+        return text
+    lines = text.splitlines(keepends=True)
+    heads = [i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)]
+    drop: set[int] = set()
+    for n, start in enumerate(heads):
+        if lines[start].strip() != "[[fix]]":
+            continue
+        end = heads[n + 1] if n + 1 < len(heads) else len(lines)
+        body = "".join(lines[start:end])
+        m = re.search(r'^\s*id\s*=\s*"([^"]*)"', body, re.M)
+        if m and m.group(1) in gone:
+            first = start
+            while first > 0 and lines[first - 1].lstrip().startswith("#"):
+                first -= 1
+            drop.update(range(first, end))
+    return "".join(ln for i, ln in enumerate(lines) if i not in drop)
+
+
 def split_runtime(
     files: Sequence[str], runtime_files: Sequence[str]
 ) -> tuple[list[str], list[str]]:

@@ -7,6 +7,7 @@ analysis, :mod:`forkkit.services.rebase.run` does the I/O.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -224,10 +225,14 @@ class RebaseResult:
 
 
 def retired_records(
-    result: RebaseResult, *, digests: dict[str, str]
+    result: RebaseResult,
+    *,
+    digests: dict[str, str],
+    fixes: Mapping[str, tuple[str, str]] | None = None,
 ) -> tuple[Retired, ...]:
     """The provenance of each patch the rebase found absorbed
-    (``digests``: patch name -> sha256 of its file). ``result`` holds the
+    (``digests``: patch name -> sha256 of its file; ``fixes``: patch name ->
+    its fix's id and upstream PR). ``result`` holds the
     pruned verdicts: an absorbed patch whose tests a later patch builds on
     keeps them as a tests-only patch, and its record says so."""
     out = []
@@ -244,6 +249,8 @@ def retired_records(
                 evidence=evidence,
                 retired_from=result.old_label,
                 sha256=digests.get(p.name, ""),
+                fix=(fixes or {}).get(p.name, ("", ""))[0],
+                forwarded=(fixes or {}).get(p.name, ("", ""))[1],
             )
         )
     return tuple(out)

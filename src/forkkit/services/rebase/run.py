@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import focused_targets, load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say
 from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.services.proof.render import render_json, render_markdown
 from forkkit.services.proof.run import prove, resolve_parallel
-from forkkit.services.rebase.absorb import patch_targets, repin_toml
+from forkkit.services.rebase.absorb import drop_fix_tables, patch_targets, repin_toml
 from forkkit.services.rebase.apply import (
     SERIES,
     NewSeries,
@@ -123,29 +125,34 @@ def _prove(
     return render_json(result), render_markdown(result), bool(result.valid)
 
 
-def _targets(job: Job, result: RebaseResult) -> list[str]:
+def _targets(job: Job, result: RebaseResult, focused: Sequence[str]) -> list[str]:
     """The focused tests of the patches still carried."""
     targets: list[str] = []
     for patch, r in zip(job.series.patches, result.patches, strict=True):
         if r.carries:
             targets += [
-                t
-                for t in patch_targets(job.cfg.fix.focused_tests, patch.files)
-                if t not in targets
+                t for t in patch_targets(focused, patch.files) if t not in targets
             ]
     return targets
 
 
-def _move(job: Job, old_base: str, new_base: str) -> tuple[list[PatchResult], str]:
+def _move(
+    job: Job, old_base: str, new_base: str
+) -> tuple[list[PatchResult], str, tuple[str, ...]]:
     """Apply the series to the old base, then move each patch onto the new one
-    (one :class:`Replay`); return the verdicts and the old series' HEAD."""
+    (one :class:`Replay`); return the verdicts, the old series' HEAD and the
+    fixes' focused tests there."""
     repo, series = job.repo, job.series
     repo.detach(old_base)
     old = apply_series(repo, series, f"{job.cfg.upstream.label} (the current pin)")
     old_head = merge.head(repo)
+    fixes = load_fixes(job.cfg, series)
+    focused = focused_targets(
+        repo, fixes, fixes.whole(), head=old_head, commits=dict(old)
+    )
     repo.force_checkout(branch=BRANCH, rev=new_base)
     results: list[PatchResult] = []
-    with Replay(job) as replay:
+    with Replay(job, focused=focused) as replay:
         for i, patch in enumerate(series.patches):
             if results and results[-1].status in ("conflict", "not-tried"):
                 results.append(PatchResult(patch.name, patch.subject, "not-tried"))
@@ -156,7 +163,31 @@ def _move(job: Job, old_base: str, new_base: str) -> tuple[list[PatchResult], st
             )
             say(f"{patch.name}: {res.status} {res.detail}".rstrip())
             results.append(res)
-    return results, old_head
+    return results, old_head, focused
+
+
+def _owners(job: Job) -> dict[str, tuple[str, str]]:
+    """Each patch's fix: its id and the upstream PR it was forwarded as."""
+    fixes = load_fixes(job.cfg, job.series)
+    return {n: (f.id, f.forwarded) for f in fixes.fixes for n in f.patches}
+
+
+def _without_retired_fixes(
+    job: Job, results: Sequence[PatchResult], toml: str
+) -> tuple[Job, str]:
+    """The job and the new fork.toml without the ``[[fix]]`` of every fix none
+    of whose patches stays in the series (not its runtime change, not its
+    tests): retired with its patches, so nothing in fork.toml goes stale."""
+    fixes = load_fixes(job.cfg, job.series)
+    stays = {r.name for r in results if r.new_commit}
+    gone = [f.id for f in fixes.fixes if not stays & set(f.patches)]
+    if not gone:
+        return job, toml
+    say(f"retired with all their patches: fix(es) {', '.join(gone)}")
+    cfg = dataclasses.replace(
+        job.cfg, fixes=tuple(d for d in job.cfg.fixes if d.id not in gone)
+    )
+    return dataclasses.replace(job, cfg=cfg), drop_fix_tables(toml, gone)
 
 
 def _export(
@@ -166,12 +197,15 @@ def _export(
     old: tuple[str, str],
     new_base: str,
     toml: str,
-) -> tuple[RebaseResult, NewSeries]:
-    """Export the rebased series (and the new fork.toml) to the out folder."""
+) -> tuple[RebaseResult, NewSeries, str, Job]:
+    """Export the rebased series (and the new fork.toml) to the out folder;
+    the fork.toml text and the job as they are without the retired fixes."""
     repo = job.repo
     results = prune_tests_only(
         repo, new_base, base.patches, keep_all=job.opts.keep_tests
     )
+    owners = _owners(job)  # before the retired fixes leave the config
+    job, toml = _without_retired_fixes(job, results, toml)
     new_head = merge.head(repo)
     out = job.cfg.work.rebase_dir("out")
     new = export_new(
@@ -188,7 +222,9 @@ def _export(
         for p in job.series.patches
     }
     retired = retired_records(
-        dataclasses.replace(base, patches=tuple(results)), digests=digests
+        dataclasses.replace(base, patches=tuple(results)),
+        digests=digests,
+        fixes=owners,
     )
     if retired:
         (out / "patches" / RETIRED_FILE).write_text(render_retired(retired))
@@ -202,7 +238,7 @@ def _export(
         range_diff=range_diff,
         retired=retired,
     )
-    return result, new
+    return result, new, toml, job
 
 
 def rebase(
@@ -230,7 +266,7 @@ def rebase(
     notes: list[str] = []
     if recorded:
         notes.append(f"recorded {recorded} resolution(s) made after the last run")
-    results, old_head = _move(job, old_base, new_base)
+    results, old_head, focused = _move(job, old_base, new_base)
     base = RebaseResult(
         old_label=cfg.upstream.label,
         new_label=target.spec.label,
@@ -244,13 +280,13 @@ def rebase(
             for c in p.conflicts:
                 say(f"CONFLICT {p.name}: {c.describe()}")
         return dataclasses.replace(base, notes=tuple(notes))
-    result, new = _export(
+    result, new, new_toml, job = _export(
         job, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
     if result.new_series and opts.red_green:
         red_green = reports or cfg.work.rebase_dir("red-green")
         proof, proof_md, valid = _prove(
-            job, new, _targets(job, result), out_dir=red_green
+            job, new, _targets(job, result, focused), out_dir=red_green
         )
         result = dataclasses.replace(
             result, proof=proof, proof_markdown=proof_md, proof_valid=valid

@@ -54,8 +54,16 @@ class Judged:
 class SemanticBench(AbstractContextManager["SemanticBench"]):
     """Runs the semantic checks of one rebase in its own scratch worktree."""
 
-    def __init__(self, *, cfg: ForkConfig, opts: Options, repo: Repo) -> None:
+    def __init__(
+        self,
+        *,
+        cfg: ForkConfig,
+        opts: Options,
+        repo: Repo,
+        focused: tuple[str, ...] = (),
+    ) -> None:
         self.cfg, self.opts, self.repo = cfg, opts, repo
+        self.focused = focused  # every fix's focused tests on the old pin
         self._stack = ExitStack()
         self._check: Repo | None = None
 
@@ -127,8 +135,8 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         """
         if not self.opts.semantic:
             return Judged(None)
-        runtime, tests = split_runtime(patch.files, self.cfg.fix.runtime_files)
-        targets = patch_targets(self.cfg.fix.focused_tests, patch.files)
+        runtime, tests = split_runtime(patch.files, ())
+        targets = patch_targets(self.focused, patch.files)
         if not runtime or not tests or not targets:
             note = "not applicable: no runtime/test split"
             return Judged(SemanticCheck(tuple(targets), (), note=note))

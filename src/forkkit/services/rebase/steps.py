@@ -89,9 +89,11 @@ class Replay(AbstractContextManager["Replay"]):
     checks run in, gone when it exits). Each step returns its verdict; HEAD
     of the repo is the only thing a step leaves behind."""
 
-    def __init__(self, job: Job) -> None:
+    def __init__(self, job: Job, *, focused: Sequence[str] = ()) -> None:
         self.job, self.repo = job, job.repo
-        self.bench = SemanticBench(cfg=job.cfg, opts=job.opts, repo=job.repo)
+        self.bench = SemanticBench(
+            cfg=job.cfg, opts=job.opts, repo=job.repo, focused=tuple(focused)
+        )
 
     def __enter__(self) -> Replay:
         self.bench.__enter__()

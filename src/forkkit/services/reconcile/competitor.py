@@ -16,6 +16,7 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.pristine import pristine_commit
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say, step
@@ -157,11 +158,11 @@ def _theirs_from_release(
     """Their change: the release over our files and changed files in our test
     folders, as a commit on our base; (commit, a note saying so)."""
     # our targets: focused tests + tests in the files our patches touch
-    repo, focused = fork.repo, cfg.fix.focused_tests
-    folders = target_folders([*focused, *ours.test_paths])
+    repo, fixes = fork.repo, load_fixes(cfg)
+    folders = target_folders([*fixes.test_files, *ours.test_paths])
     changed = repo.changed_paths(fork.base, release.commit)
     scope = sorted(
-        set(ours.paths) | set(cfg.fix.runtime_files) | set(in_folders(changed, folders))
+        set(ours.paths) | set(fixes.runtime_files) | set(in_folders(changed, folders))
     )
     theirs_head = overlay_commit(
         repo,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from forkkit.config import ForkConfig
+from forkkit.fork.fixes import focused_targets, load_fixes
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import RECONCILE, write_reports
 from forkkit.patches.diff import Diff, parse_diff
@@ -141,9 +142,10 @@ def _sides(
     ours = our_diff(repo, base, ours_head)
     base_src = {p: combine.show_text(repo, base, p) for p in ours.paths}
     new_src = {p: combine.show_text(repo, ours_head, p) for p in ours.test_paths}
-    our_targets = merge_targets(
-        cfg.fix.focused_tests, touched_tests(ours, base_src, new_src)
-    )
+    fixes = load_fixes(cfg)
+    whole = fixes.one()
+    focused = focused_targets(fork, fixes, whole, head=ours_head)
+    our_targets = merge_targets(focused, touched_tests(ours, base_src, new_src))
     theirs_head, release, notes = commit_theirs(
         cfg, comp, opts=opts, fork=fork, ws=ws, ours=ours
     )
@@ -276,7 +278,7 @@ def _compare(
     classified = tuple(classify_side(s, cells) for s in tests)
     runtimes = tuple(col.runtime for col in columns)
     return ReconcileResult(
-        title=cfg.fix.title,
+        title=load_fixes(cfg).title,
         competitor=shown_ref(comp, cfg.root),
         competitor_kind=comp.kind,
         base_label=fork.upstream_label,

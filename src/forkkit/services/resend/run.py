@@ -19,6 +19,7 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say, step
 from forkkit.output.report import REPRO, write_reports
@@ -146,7 +147,7 @@ def make_runner(
     cfg: ForkConfig, tree: Path, opts: ReproOptions, *, gpu: bool
 ) -> Runner:
     """The CPU runner (test venv) or the GPU one (FORKKIT_TESTENV_PYTHON)."""
-    runtime = tuple(cfg.fix.runtime_files)
+    runtime = load_fixes(cfg).runtime_files
     if not gpu:
         env = ensure_testenv(cfg, tree)
         return Runner(env.python, SCRIPT, tuple(opts.script_args()), False, env)
@@ -234,7 +235,8 @@ def _measure(
 ) -> ReproResult:
     """The fix run in the fork tree, then the base run in a scratch worktree."""
     head, base = revs
-    runtime = tuple(cfg.fix.runtime_files)
+    fixes = load_fixes(cfg)
+    runtime = fixes.runtime_files
 
     def script(tree: Path, name: str) -> tuple[ScriptRun, str]:
         return run_script(
@@ -261,7 +263,7 @@ def _measure(
         say("runtime files equal base: skipping the base run")
     fix_line = f"cd {repo.path} && {fix_cmd}"
     return ReproResult(
-        title=cfg.fix.title,
+        title=fixes.title,
         upstream=upstream,
         options=opts,
         fix=fix,

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The fixes of a fork, read from its series, and what proves each one.
+
+:mod:`forkkit.patches.fixes` assigns patches to fixes (pure); here the patch
+files are read, a fix's focused tests are narrowed to the test functions its
+patches change (read from the fork tree's commits), and a fix's red tree is
+built: the fork's HEAD with that fix's runtime hunks reverse-applied and every
+other fix kept, as a commit of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import load_series
+from forkkit.fork.state import ForkTree
+from forkkit.patches.diff import DiffHunk
+from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_changed
+from forkkit.patches.paths import is_test_path
+from forkkit.patches.series import Patch, Series
+from forkkit.vcs import Repo
+from forkkit.vcs.overlay import revert_hunks_commit
+
+SERIES_ID = "series"  # the whole series as one unit
+
+
+@dataclass(frozen=True)
+class FixSet:
+    """Every fix of the series, with the patches they came from."""
+
+    fixes: tuple[Fix, ...]
+    patches: tuple[Patch, ...]
+    config: str  # the config file's name, for messages
+
+    def get(self, fid: str) -> Fix:
+        """The fix ``fid``; one line naming the known ids otherwise."""
+        for fix in self.fixes:
+            if fix.id == fid:
+                return fix
+        ids = ", ".join(f.id for f in self.fixes) or "none"
+        raise ForkkitError(f"--fix {fid}: no such fix in {self.config} (fixes: {ids})")
+
+    def pick(self, fid: str | None) -> tuple[Fix, ...]:
+        """``fid``'s fix alone, or every fix (None; one line when there is none)."""
+        if fid is not None:
+            return (self.get(fid),)
+        if not self.fixes:
+            raise ForkkitError(
+                f"{self.config}: the series carries no fix; add one with its "
+                "patches ('forkkit fix add', README: Carry your own fix)"
+            )
+        return self.fixes
+
+    def one(self, fid: str | None = None) -> Fix:
+        """``fid``'s fix; with None the series' only fix, or, for several, the
+        whole series as one unit (what a rebase proves on its new base)."""
+        if fid is not None:
+            return self.get(fid)
+        return self.pick(None)[0] if len(self.fixes) <= 1 else self.whole()
+
+    def whole(self) -> Fix:
+        """Every fix as one unit: red reverts every runtime hunk."""
+        return Fix(
+            id=SERIES_ID,
+            title=self.title,
+            forwarded="",
+            origin="",
+            related_suites=self.related_suites,
+            patches=tuple(p.name for p in self.patches),
+            runtime_files=self.runtime_files,
+            test_files=self.test_files,
+        )
+
+    @property
+    def runtime_files(self) -> tuple[str, ...]:
+        return _union(f.runtime_files for f in self.fixes)
+
+    @property
+    def test_files(self) -> tuple[str, ...]:
+        return _union(f.test_files for f in self.fixes)
+
+    @property
+    def related_suites(self) -> tuple[str, ...]:
+        return _union(f.related_suites for f in self.fixes)
+
+    @property
+    def title(self) -> str:
+        """The one fix's title; for several, theirs joined."""
+        return "; ".join(f.title for f in self.fixes)
+
+    def patch(self, name: str) -> Patch:
+        return next(p for p in self.patches if p.name == name)
+
+
+def _union(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for group in groups:
+        out.update(dict.fromkeys(group))
+    return tuple(out)
+
+
+def load_fixes(cfg: ForkConfig, series: Series | None = None) -> FixSet:
+    """The fixes of ``cfg``'s series (one line for a patch of no fix)."""
+    series = series or load_series(cfg.series_file, cfg.patches_dir)
+    fixes = assign(cfg.fixes, series.patches, config=cfg.path.name)
+    return FixSet(fixes=fixes, patches=series.patches, config=cfg.path.name)
+
+
+def fix_of_patch(fixes: FixSet, name: str) -> Fix | None:
+    """The fix a patch (by file name) belongs to."""
+    return next((f for f in fixes.fixes if name in f.patches), None)
+
+
+def focused_targets(
+    tree: ForkTree | Repo,
+    fixes: FixSet,
+    fix: Fix,
+    *,
+    head: str,
+    commits: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:
+    """The pytest targets of ``fix``: each test module its patches add (whole),
+    or the tests in it their changes lie in, as they are at ``head``.
+    ``commits``: each patch's commit (default: the fork tree's)."""
+    repo = tree if isinstance(tree, Repo) else Repo(tree.path)
+    if commits is None:
+        assert isinstance(tree, ForkTree)
+        commits = dict(tree.patch_commits)
+    found: dict[str, set[str]] = {}
+    for name in fix.patches:
+        patch, commit = fixes.patch(name), commits.get(name)
+        if commit is None:
+            raise ForkkitError(
+                f"{name}: not in the fork tree {repo.path}; run forkkit materialize"
+            )
+        for path in (p for p in patch.files if p in fix.test_files):
+            found.setdefault(path, set()).update(
+                _changed_tests(repo, commit=commit, patch=patch, path=path)
+            )
+    out: list[str] = []
+    for path, targets in found.items():
+        blob = repo.blob(head, path)
+        if blob is None:  # a later patch removed it
+            continue
+        now = repo.read_blob(blob).decode(errors="replace")
+        out += narrowed(targets, present=nodes_defined(path, now), path=path)
+    return tuple(out)
+
+
+def _changed_tests(repo: Repo, *, commit: str, patch: Patch, path: str) -> set[str]:
+    if path in patch.added:
+        return {path}
+    blob = repo.blob(commit, path)
+    if blob is None:  # the patch removed the file
+        return set()
+    source = repo.read_blob(blob).decode(errors="replace")
+    hunks = [h for h in patch.hunks if h.path == path]
+    return targets_changed(path, hunks=hunks, source=source)
+
+
+def runtime_hunks(fixes: FixSet, fix: Fix) -> list[tuple[str, DiffHunk]]:
+    """``(patch, hunk)`` of every runtime hunk of ``fix``, last first: the
+    order that reverses them."""
+    out = [
+        (name, h)
+        for name in fix.patches
+        for h in fixes.patch(name).hunks
+        if not is_test_path(h.path)
+    ]
+    return out[::-1]
+
+
+def red_commit(tree: ForkTree, fixes: FixSet, fix: Fix, *, head: str) -> str:
+    """``head`` with ``fix``'s runtime hunks reverse-applied (every other fix
+    kept), committed; one line naming the hunk that does not reverse."""
+    repo = Repo(tree.path)
+    hunks = runtime_hunks(fixes, fix)
+    done = revert_hunks_commit(
+        repo,
+        onto=head,
+        hunks=[h.text for _, h in hunks],
+        message=f"forkkit red of fix {fix.id}: its runtime hunks reverted\n",
+    )
+    if done.failed >= 0:
+        name, hunk = hunks[done.failed]
+        raise ForkkitError(
+            f"{name}: {hunk.describe()} does not reverse on the fork's HEAD "
+            f"({done.applied.message}); a later patch changes the same lines: "
+            f"fold that change into fix '{fix.id}' or refresh the patches"
+        )
+    return done.commit

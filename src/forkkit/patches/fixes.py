@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Fixes as units, derived from the series (pure).
+
+Each patch of the series belongs to exactly one fix: its message carries the
+trailer ``Forkkit-Fix: ID``, and ``fork.toml`` has a ``[[fix]]`` table with
+that ``id`` (its title, the upstream PR it was forwarded as, its origin, and
+any related suites). What a fix touches is never written by hand: its runtime
+files are the non-test files its patches change, its focused tests the test
+modules they add or change (down to the test functions a change lies in, see
+:func:`targets_changed`). So the config cannot leave out a file or a test a
+patch changes, and nothing goes stale when a patch is retired.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from forkkit.errors import ForkkitError
+from forkkit.patches.diff import DiffHunk
+from forkkit.patches.paths import is_test_module, is_test_path
+from forkkit.patches.series import Patch
+from forkkit.patches.symbols import enclosing, python_symbols
+from forkkit.patches.testids import qualname_node
+
+FIX_TRAILER = "Forkkit-Fix"
+FIX_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FixDecl:
+    """A ``[[fix]]`` table of ``fork.toml``: what the patches cannot say."""
+
+    id: str
+    title: str = ""  # default: the subject of the fix's first patch
+    forwarded: str = ""  # the upstream PR it was proposed as (DEP-3 Forwarded)
+    origin: str = ""  # where it comes from (an issue, a commit, a report)
+    related_suites: tuple[str, ...] = ()  # suites that guard around it
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fix:
+    """One fix: its declaration and what its patches change."""
+
+    id: str
+    title: str
+    forwarded: str
+    origin: str
+    related_suites: tuple[str, ...]
+    patches: tuple[str, ...]  # patch file names, in series order
+    runtime_files: tuple[str, ...]  # non-test files its patches change
+    test_files: tuple[str, ...]  # test modules its patches add or change
+
+    @property
+    def tests_only(self) -> bool:
+        """Its runtime change is upstream's now: only its tests are carried."""
+        return not self.runtime_files
+
+
+def fix_trailer(message: str) -> str | None:
+    """The value of the last ``Forkkit-Fix:`` trailer of a message."""
+    found = None
+    for line in message.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == FIX_TRAILER:
+            found = value.strip()
+    return found
+
+
+def check_fix_id(value: str, where: str) -> str:
+    """A fix id: lowercase letters, digits and ``. _ -`` (it names a folder)."""
+    if not FIX_ID.fullmatch(value):
+        raise ForkkitError(
+            f"{where}: fix id {value!r} must be lowercase letters, digits and "
+            ". _ - (it names the fix's report folder); rename it"
+        )
+    return value
+
+
+def assign(
+    decls: Sequence[FixDecl], patches: Sequence[Patch], *, config: str
+) -> tuple[Fix, ...]:
+    """The fixes of the series, in ``[[fix]]`` order; one line for a patch
+    that belongs to no fix, an unknown fix id, or a fix without patches."""
+    known = {d.id: d for d in decls}
+    mine: dict[str, list[Patch]] = {d.id: [] for d in decls}
+    for patch in patches:
+        fid = fix_trailer(patch.message)
+        if fid is None:
+            ids = ", ".join(known) or "none declared yet"
+            raise ForkkitError(
+                f"{patch.name}: belongs to no fix; add the trailer "
+                f"'{FIX_TRAILER}: ID' to its message (fixes of {config}: {ids}), "
+                "or bring it in with 'forkkit fix add'"
+            )
+        if fid not in known:
+            raise ForkkitError(
+                f"{patch.name}: '{FIX_TRAILER}: {fid}' names no [[fix]] of "
+                f'{config}; add a [[fix]] table with id = "{fid}" or fix the '
+                "trailer"
+            )
+        mine[fid].append(patch)
+    for decl in decls:
+        if not mine[decl.id]:
+            raise ForkkitError(
+                f"{config} [[fix]] '{decl.id}': no patch of the series carries "
+                f"'{FIX_TRAILER}: {decl.id}'; remove the table or add the trailer"
+            )
+    return tuple(_fix(d, mine[d.id]) for d in decls)
+
+
+def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
+    files = [f for p in patches for f in p.files]
+    runtime = [f for f in files if not is_test_path(f)]
+    tests = [f for f in files if is_test_path(f) and is_test_module(f)]
+    return Fix(
+        id=decl.id,
+        title=decl.title or patches[0].subject,
+        forwarded=decl.forwarded,
+        origin=decl.origin,
+        related_suites=decl.related_suites,
+        patches=tuple(p.name for p in patches),
+        runtime_files=tuple(dict.fromkeys(runtime)),
+        test_files=tuple(dict.fromkeys(tests)),
+    )
+
+
+def targets_changed(path: str, *, hunks: Sequence[DiffHunk], source: str) -> set[str]:
+    """The pytest targets a patch's ``hunks`` in test module ``path`` change,
+    read in ``source`` (the file as that patch leaves it): the test functions
+    every changed line lies in, or the whole file when a change is outside
+    every test (an import, a helper, a fixture) or the file does not parse."""
+    symbols = python_symbols(source)
+    if not symbols and source.strip():
+        return {path}
+    text = source.splitlines()
+    out: set[str] = set()
+    for hunk in hunks:
+        lines = hunk.added_lines or (hunk.new_start,)
+        for line in lines:
+            code = text[line - 1].strip() if 0 < line <= len(text) else ""
+            if hunk.added_lines and (not code or code.startswith("#")):
+                continue  # a blank line or a comment between tests
+            sym = enclosing(symbols, line)
+            node = qualname_node(path, sym.qualname) if sym else None
+            if node is None:
+                return {path}
+            out.add(node)
+    return out
+
+
+def nodes_defined(path: str, source: str) -> set[str]:
+    """The node ids of the tests defined in ``source`` (test module ``path``)."""
+    return {
+        node
+        for sym in python_symbols(source)
+        if (node := qualname_node(path, sym.qualname)) is not None
+    }
+
+
+def narrowed(targets: set[str], *, present: set[str], path: str) -> tuple[str, ...]:
+    """``targets`` that still name a test of ``path`` (``present``: the node
+    ids of its tests now); the whole file when none does."""
+    if path in targets:
+        return (path,)
+    kept = sorted(t for t in targets if t in present)
+    return tuple(kept) or (path,)
