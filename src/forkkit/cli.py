@@ -40,9 +40,21 @@ class Command:
     help: str
     aliases: tuple[str, ...] = ()
     read_only: bool = False  # never takes the workdir lock
+    needs_config: bool = True  # False: it makes the project (forkkit init)
 
 
 COMMANDS: tuple[Command, ...] = (
+    Command(
+        "init",
+        "forkkit.commands.init.cli",
+        "start a project over NAME==VERSION (fork.toml, patches/series)",
+        needs_config=False,
+    ),
+    Command(
+        "fix",
+        "forkkit.commands.fix.cli",
+        "fix add ID PATCH...: bring a new fix into the series",
+    ),
     Command("fetch", "forkkit.commands.fetch.cli", "download and verify the sdist"),
     Command(
         "materialize",
@@ -72,7 +84,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "red-green",
         "forkkit.commands.redgreen.cli",
-        "prove the fix: red on base runtime, green on fix",
+        "prove every fix alone: red without its runtime hunks, green on the fork",
     ),
     Command(
         "rebase",
@@ -166,6 +178,8 @@ def _dispatch(
     locks and recover first (and read fork.toml again when the recovery
     finished an update of it)."""
     request = module.request(args)
+    if not command.needs_config:  # it writes its own files, in one transaction
+        return publish(cast(Any, module).run(None, request))
     cfg = load()
     if command.read_only:
         return publish(module.run(cfg, request))

@@ -28,7 +28,10 @@ from tests.synthetic import (
     BUGGY,
     CALC_CONTEXT_MOVED,
     CALC_FIXED_BY_DECORATOR,
+    COUNT_FIXED,
+    COUNT_TEST,
     SyntheticUpstream,
+    make_patches,
     make_project,
     toy_release,
     toy_testenv_python,
@@ -114,7 +117,8 @@ def _with_a_commit(root: Path) -> None:
     (fork / "toy" / "new.py").write_text("NEW = 1\n")
     git = ["git", "-C", str(fork), "-c", "user.name=U", "-c", "user.email=u@x"]
     subprocess.run([*git, "add", "toy/new.py"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "[Misc] new"], check=True)
+    message = "[Misc] new\n\nForkkit-Fix: toy-fix"
+    subprocess.run([*git, "commit", "-q", "-m", message], check=True)
 
 
 REBASE = ["rebase", "--onto", "toy==1.1", "--apply", "--apply-unproven"]
@@ -127,6 +131,16 @@ def _with_a_competitor(root: Path) -> None:
     write_patch(BUGGY, {"toy/calc.py": CALC_FIXED_BY_DECORATOR}, root / "their.patch")
 
 
+def _with_a_new_fix(root: Path) -> None:
+    """A second fix as a plain git format-patch file, beside the project."""
+    _materialized(root)
+    change = {"toy/count.py": COUNT_FIXED, "tests/test_count.py": COUNT_TEST}
+    make_patches(BUGGY, [("[Bugfix] count", change)], root / "new", fix_ids=[""])
+
+
+FIX_ADD = ["fix", "add", "count", "new/0001-Bugfix-count.patch", "--related"]
+
+
 # name -> (set-up, the command, the next plain command after a crash)
 SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "materialize": (lambda root: None, ["materialize"], ["materialize"]),
@@ -135,6 +149,7 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "red-green": (_materialized, ["red-green", "--no-related"], ["red-green"]),
     "reconcile": (_with_a_competitor, RECONCILE, RECONCILE),
     "watch": (_materialized, ["watch", "--focused-only"], ["watch", "--focused-only"]),
+    "fix add": (_with_a_new_fix, FIX_ADD, ["materialize"]),
 }
 
 
@@ -170,12 +185,15 @@ def _sample(names: list[str]) -> list[int]:
 
 
 def _check_report(root: Path) -> None:
-    """A red/green report present after a crash is a finished, whole one."""
+    """A red/green report present after a crash is a finished, whole one:
+    its summary, and each fix's report it names."""
     folder = root / ".forkkit" / "reports" / "red_green"
-    report = folder / "red_green.json"
-    if report.exists():
+    summary = folder / "summary.json"
+    if summary.exists():
         assert not (folder / "FAILED.txt").exists()
-        assert isinstance(json.loads(report.read_text())["valid"], bool)
+        for row in json.loads(summary.read_text())["fixes"]:
+            report = folder / row["fix"] / "red_green.json"
+            assert isinstance(json.loads(report.read_text())["valid"], bool)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -25,7 +25,7 @@ FIXED_DATE = "2000-01-01T00:00:00+0000"
 _READS = frozenset(
     {"rev-parse", "cat-file", "log", "diff", "ls-tree", "ls-files", "status"}
     | {"for-each-ref", "merge-base", "symbolic-ref", "rev-list", "patch-id"}
-    | {"show", "range-diff", "check-attr", "--version", "version", "var"}
+    | {"show", "range-diff", "check-attr", "--version", "version", "var", "grep"}
 )
 
 

@@ -106,6 +106,20 @@ class Objects(GitBound):
         args = ["diff", "--no-color", "--full-index", "--binary", *revs]
         return self._git.run(*args, "--", *paths).stdout
 
+    def grep_files(
+        self, rev: str, patterns: Sequence[str], paths: Sequence[str]
+    ) -> list[str]:
+        """The files under ``paths`` at ``rev`` with a line matching one of the
+        extended regular expressions ``patterns`` (``git grep -l -E``)."""
+        if not patterns:
+            return []
+        args = ["grep", "-l", "-I", "-E", *(a for p in patterns for a in ("-e", p))]
+        proc = self._git.run(*args, rev, "--", *paths, check=False)
+        prefix = f"{rev}:"
+        return sorted(
+            line.removeprefix(prefix) for line in proc.stdout.splitlines() if line
+        )
+
     def patch_id(self, diff: str) -> str:
         """``git patch-id --stable`` of a diff ("" for an empty diff)."""
         out = self._git.run("patch-id", "--stable", input=diff).stdout.split()

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit fix add ID PATCH...``: bring a new fix into the series."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.commands.fix.model import NewFix
+from forkkit.commands.fix.run import add_fix
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.output.outcome import Outcome
+from forkkit.patches.fixes import check_fix_id
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``add``: the fix's id, its patch files and its provenance."""
+    sub = parser.add_subparsers(dest="fix_command", metavar="add", required=True)
+    add = sub.add_parser(
+        "add",
+        help="add a fix made of git format-patch files (or an mbox)",
+        description="Add a fix: its patches get the trailer 'Forkkit-Fix: ID' and "
+        "follow the series, they must apply on the fork, the fix's runtime files "
+        "and tests are derived from them and related suites suggested (the "
+        "upstream test modules that import a module it changes); then the "
+        "patches, patches/series and a [[fix]] table in fork.toml are written "
+        "in one transaction.",
+    )
+    add.add_argument("id", help="the fix's id: lowercase letters, digits, . _ -")
+    add.add_argument("patches", nargs="+", type=Path, help="git format-patch files")
+    add.add_argument("--title", default="", help="default: its first patch's subject")
+    add.add_argument("--forwarded", default="", help="the upstream PR it is, a URL")
+    add.add_argument("--origin", default="", help="where it comes from")
+    add.add_argument(
+        "--related",
+        nargs="*",
+        metavar="SUITE",
+        help="its related suites (default: suggested from the imports; "
+        "'--related' alone: none)",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    new: NewFix
+    files: tuple[Path, ...]
+    related: tuple[str, ...] | None  # None: suggested
+
+
+def request(args: argparse.Namespace) -> Request:
+    fid = check_fix_id(args.id, "forkkit fix add")
+    for path in args.patches:
+        if not path.is_file():
+            raise ForkkitError(
+                f"{path}: no such patch file; give git format-patch files"
+            )
+    return Request(
+        new=NewFix(
+            id=fid, title=args.title, forwarded=args.forwarded, origin=args.origin
+        ),
+        files=tuple(args.patches),
+        related=tuple(args.related) if args.related is not None else None,
+    )
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Add the fix; what was derived, and the next command."""
+    added = add_fix(cfg, new=req.new, files=req.files, related=req.related)
+    fix = added.fix
+    shown = ", ".join(fix.related_suites) or "(none)"
+    more = added.related_found - len(fix.related_suites)
+    lines = [
+        f"fix '{fix.id}': {fix.title}",
+        f"  patches: {', '.join(fix.patches)}",
+        f"  runtime files: {', '.join(fix.runtime_files) or '(none: a guard)'}",
+        f"  tests: {', '.join(fix.test_files) or '(none)'}",
+        f"  related suites: {shown}"
+        + (f" (and {more} more that import it)" if more > 0 else ""),
+        f"next: forkkit red-green --fix {fix.id}",
+    ]
+    return Outcome(code=0, out="\n".join(lines))

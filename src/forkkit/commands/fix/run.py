@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit fix add``: bring a new fix into the series in one step.
+
+The patches (git format-patch files, or an mbox of several) get the trailer
+``Forkkit-Fix: ID``, are numbered after the series, and must apply on the
+fork's HEAD (base + the current series) in a scratch index, so the new
+series rebuilds a tree; the fix is then derived from them (its runtime files
+and tests) and related suites are suggested (the upstream test modules that
+import a module it changes). Only then are the patches, ``patches/series``
+and the new ``[[fix]]`` of ``fork.toml`` written, in one transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from forkkit.commands.fix.model import (
+    NewFix,
+    fix_table,
+    import_patterns,
+    numbered,
+    split_mails,
+    with_fix_trailer,
+    with_table,
+)
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.seriesfiles import load_series, read_series_text
+from forkkit.fork.tree import apply_failure, materialize
+from forkkit.patches.fixes import Fix, FixDecl, assign
+from forkkit.patches.paths import is_test_module
+from forkkit.patches.series import Patch, parse_patch_text, rewrite_series_text
+from forkkit.txn import FileTransaction
+from forkkit.vcs import Repo
+
+SUGGESTED = 12  # related suites suggested at most
+
+
+@dataclass(frozen=True)
+class Added:
+    """The fix as written: derived from its patches."""
+
+    fix: Fix
+    related_found: int  # test modules that import a changed module
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ForkkitError(
+            f"{path}: no such patch file; give a git format-patch file"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ForkkitError(
+            f"{path}: cannot read it as UTF-8 ({exc}); fix the file"
+        ) from None
+
+
+def _slug(subject: str) -> str:
+    words = re.sub(r"[^A-Za-z0-9]+", "-", subject).strip("-")
+    return f"{words[:52].rstrip('-') or 'patch'}.patch"
+
+
+def _mails(files: Sequence[Path], fix_id: str, *, first: int) -> list[tuple[str, str]]:
+    """``(file name, text)`` of every new patch, trailer added, numbered."""
+    out: list[tuple[str, str]] = []
+    for src in files:
+        mails = split_mails(_read(src), where=str(src))
+        for mail in mails:
+            text = with_fix_trailer(mail, fix_id, where=str(src))
+            if len(mails) == 1:
+                name = src.name
+            else:
+                name = _slug(parse_patch_text(text, src).subject)
+            out.append((numbered(name, first + len(out)), text))
+    return out
+
+
+def _staged(cfg: ForkConfig, mails: list[tuple[str, str]], folder: Path) -> list[Patch]:
+    """The new patches, written into ``folder`` and parsed; one line for a
+    name ``patches/`` already has."""
+    patches = []
+    for name, text in mails:
+        if (cfg.patches_dir / name).exists():
+            raise ForkkitError(
+                f"{cfg.patches_dir / name}: exists already; rename the patch file "
+                "you add, or remove that one"
+            )
+        path = folder / name
+        path.write_text(text)
+        patches.append(replace(parse_patch_text(text, path), path=path))
+    return patches
+
+
+def _applies(repo: Repo, head: str, *, patches: Sequence[Patch], label: str) -> str:
+    """The tree the new patches give on ``head``; one line naming the patch
+    and hunk that does not apply."""
+    with repo.scratch_index("fix-add") as index:
+        index.read_tree(head)
+        for patch in patches:
+            result = index.apply(patch.path)
+            if not result.ok:
+                raise apply_failure(patch, result, label)
+        return index.write_tree()
+
+
+def _suggest(repo: Repo, base: str, fix: Fix) -> tuple[tuple[str, ...], int]:
+    """Upstream test modules that import a module the fix changes."""
+    found = repo.grep_files(base, import_patterns(fix.runtime_files), ["tests"])
+    mine = set(fix.test_files)
+    found = [f for f in found if is_test_module(f) and f not in mine]
+    return tuple(found[:SUGGESTED]), len(found)
+
+
+def add_fix(
+    cfg: ForkConfig,
+    *,
+    new: NewFix,
+    files: Sequence[Path],
+    related: Sequence[str] | None,
+) -> Added:
+    """Add the fix ``new`` made of ``files``; ``related``: the related suites
+    (None: suggested from the imports)."""
+    if any(d.id == new.id for d in cfg.fixes):
+        raise ForkkitError(
+            f"{cfg.path.name}: a [[fix]] '{new.id}' exists already; pick another "
+            "id, or export new commits of that fix from the fork tree"
+        )
+    series = load_series(cfg.series_file, cfg.patches_dir)
+    tree = materialize(cfg)
+    mails = _mails(files, new.id, first=len(series.patches) + 1)
+    with tempfile.TemporaryDirectory(prefix="fix-add-", dir=cfg.work.ensure()) as tmp:
+        patches = _staged(cfg, mails, Path(tmp))
+        head = tree.repo.rev("HEAD") or tree.head
+        _applies(tree.repo, head, patches=patches, label=tree.upstream_label)
+        decl = FixDecl(
+            id=new.id, title=new.title, forwarded=new.forwarded, origin=new.origin
+        )
+        fix = assign(
+            [*cfg.fixes, decl], [*series.patches, *patches], config=cfg.path.name
+        )[-1]
+    suggested, found = _suggest(tree.repo, tree.base, fix)
+    suites = tuple(related) if related is not None else suggested
+    fix = replace(fix, related_suites=suites)
+    txn = FileTransaction(cfg.root)
+    for name, text in mails:
+        txn.write(cfg.patches_dir / name, text)
+    old = read_series_text(cfg.series_file)
+    names = [*(p.name for p in series.patches), *(n for n, _ in mails)]
+    txn.write(cfg.series_file, rewrite_series_text(old, names))
+    table = fix_table(replace(new, related_suites=suites))
+    txn.write(cfg.path, with_table(cfg.path.read_text(), table))
+    txn.commit()
+    return Added(fix=fix, related_found=found if related is None else len(suites))

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit init``: the new project's files (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# where a project's upstream lives, for the git source and reconcile's pulls
+GIT_URLS = {"vllm": "https://github.com/vllm-project/vllm.git"}
+SERIES = (
+    "# The patches of the fork, in order (forkkit fix add appends to it).\n"
+    "# Each carries the trailer 'Forkkit-Fix: ID' naming its [[fix]].\n"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pin:
+    """The release a new project pins, as its index publishes it."""
+
+    name: str
+    version: str
+    sha256: str
+    index_url: str
+    trust: str  # where the sha256 comes from, one line
+
+
+def fork_toml(pin: Pin) -> str:
+    """A new project's ``fork.toml``: the pin, an empty series, the CPU
+    test environment vLLM's suites run in; no fix yet."""
+    git = GIT_URLS.get(pin.name)
+    git_lines = f'git_url = "{git}"\ngit_rev = "v{pin.version}"\n' if git else ""
+    return (
+        "# Written by forkkit init: what upstream the fork patches, its fixes,\n"
+        "# and the environment their tests run in.\n\n"
+        "[upstream]\n"
+        f'name = "{pin.name}"\n'
+        'source = "sdist"\n'
+        f'version = "{pin.version}"\n'
+        f"# {pin.trust}\n"
+        f'sha256 = "{pin.sha256}"\n'
+        f'index_url = "{pin.index_url}"\n'
+        f"{git_lines}\n"
+        "[patches]\n"
+        'dir = "patches"\n'
+        'series = "patches/series"\n\n'
+        "# One [[fix]] table per fix: 'forkkit fix add ID PATCH...' writes it.\n\n"
+        "[testenv]\n"
+        "# CPU-only environment for the suites: no compiled extensions.\n"
+        'torch = "torch==2.13.0"\n'
+        'requirements = ["requirements/common.txt"]\n'
+        'extra = ["pytest", "pytest-asyncio", "tblib"]\n'
+        'env = { VLLM_TARGET_DEVICE = "cpu" }\n'
+        "# Tests this environment cannot run (the Hub, Triton), each with its reason.\n"
+        "deselect = []\n\n"
+        "[workdir]\n"
+        'path = ".forkkit"\n'
+    )
