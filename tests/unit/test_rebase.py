@@ -476,6 +476,12 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
     assert statuses(result) == ["absorbed-semantic", "clean"]
     assert [p.name for p in result.carried] == [result.patches[1].name]
     assert not result.can_retire and result.proof_valid is True and result.written
+    # per fix: the worst of its patches
+    assert [(f.fix, f.verdict) for f in result.fixes] == [
+        ("limit", "absorbed"),
+        ("count", "carried"),
+    ]
+    assert "| `limit` | absorbed |" in render_markdown(result)
     subjects = [
         p.subject for p in load_series(cfg.series_file, cfg.patches_dir).patches
     ]

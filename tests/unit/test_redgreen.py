@@ -201,6 +201,7 @@ def test_related_regression_vs_preexisting_failure(
     assert [p for p in result.problems if "related suites" in p]
     md = render_markdown(result)
     assert "Pre-existing failures" in md and "Regressions" in md
+    assert "not caused by the fix): 1 \u00d7 AssertionError." in md  # by cause
 
 
 @pytest.mark.e2e

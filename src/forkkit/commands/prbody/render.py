@@ -200,7 +200,10 @@ def _related(rg: ProofDoc) -> list[str]:
     out = [f"Related suites ({suites}) on the fix: {counts}."]
     pre = rg.related_preexisting_failures
     reg = rg.related_regressions
-    if pre:
+    if rg.related_causes:  # how many and why, never id by id
+        why = "; ".join(f"{c.count} \u00d7 {c.cause}" for c in rg.related_causes)
+        out.append(f"Pre-existing failures (fail on base too): {why}.")
+    elif pre:
         out.append(f"Pre-existing failures (fail on base too): {shown(pre, 10)}.")
     if reg:
         out.append(f"Regressions (PASS_TO_FAIL): {shown(reg, 10)}.")

@@ -123,6 +123,7 @@ class WatchResult:
                     {"name": p.name, "status": p.status, "detail": p.detail}
                     for p in r.patches
                 ],
+                "fixes": [f.to_json() for f in r.fixes],
             },
         }
 

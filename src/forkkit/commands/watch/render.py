@@ -71,6 +71,9 @@ def render_markdown(result: WatchResult) -> str:
             if p.semantic:
                 detail = f"{detail}; {p.semantic.note}".strip("; ")
             rows.append([p.name, p.subject, p.status, detail])
+        if r.fixes:
+            fixes = [[f"`{f.fix}`", f.verdict, ", ".join(f.patches)] for f in r.fixes]
+            out += ["", "## Fixes\n", md_table(["fix", "verdict", "patches"], fixes)]
         out += [
             "",
             "## Patches\n",

@@ -17,6 +17,7 @@ from typing import Any
 from forkkit.output.doc import from_json, to_json
 from forkkit.output.report import PROOF
 from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
+from forkkit.testing.causes import failure_causes
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.suiterun import SuiteRun
 
@@ -114,6 +115,16 @@ class HunkDoc:
 
 
 @dataclass(frozen=True)
+class CauseDoc:
+    """Related-suite failures on the fix that fail on base too, by cause."""
+
+    cause: str
+    count: int
+    environment: bool  # a fact of the test environment: deselect them there
+    tests: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class FixDoc:
     """The fix a proof is of: its id, provenance and what its patches change."""
 
@@ -164,6 +175,7 @@ class ProofDoc:
     repeat: RepeatDoc | None = None
     hunks: tuple[HunkDoc, ...] | None = None
     fix: FixDoc | None = None
+    related_causes: tuple[CauseDoc, ...] = ()
 
     def files_of(self, role: str) -> list[FileRef]:
         return [f for f in self.files if f.role == role]
@@ -285,6 +297,18 @@ def proof_doc(r: Result) -> ProofDoc:
         related_preexisting_failures=tuple(r.node(t) for t in verdict.preexisting),
         **_checks(r),
         fix=_fix(r),
+        related_causes=_causes(r),
+    )
+
+
+def _causes(r: Result) -> tuple[CauseDoc, ...]:
+    """The pre-existing related failures, grouped by cause."""
+    report = r.related.report if r.related else None
+    if report is None:
+        return ()
+    return tuple(
+        CauseDoc(c.label, c.count, c.environment, tuple(r.node(t) for t in c.tests))
+        for c in failure_causes(report, r.related_verdict.preexisting)
     )
 
 

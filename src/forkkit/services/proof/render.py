@@ -11,6 +11,7 @@ from forkkit.output.report import md_table
 from forkkit.services.proof.doc import proof_doc
 from forkkit.services.proof.model import RedGreenResult, without_fix
 from forkkit.services.proof.render_hunks import hunk_section
+from forkkit.testing.causes import Cause, deselect_lines, failure_causes, summary
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.suiterun import SuiteRun
 
@@ -205,11 +206,8 @@ def _related(r: Result) -> list[str]:
             + ", ".join(f"`{t}`" for t in r.related.run.args)
         )
         v = r.related_verdict
-        if v.preexisting:
-            out.append(
-                "\nPre-existing failures (fail on base too, not caused by the fix): "
-                + ", ".join(f"`{r.node(t)}`" for t in v.preexisting)
-            )
+        if v.preexisting and r.related.report is not None:
+            out += _preexisting(r, failure_causes(r.related.report, v.preexisting))
         if v.regressions:
             out.append(
                 "\nRegressions (PASS_TO_FAIL in related suites): "
@@ -223,9 +221,33 @@ def _related(r: Result) -> list[str]:
     out += [f"_{n}_" for n in r.notes] + ([""] if r.notes else [])
     if r.deselected:
         out += [
-            "Deselected in every run (fork.toml [fix].deselect): "
+            "Deselected in every run (fork.toml [testenv] deselect): "
             + ", ".join(f"`{d}`" for d in r.deselected),
             "",
+        ]
+    return out
+
+
+def _preexisting(r: Result, causes: tuple[Cause, ...]) -> list[str]:
+    """The failures that fail on base too, by cause; for those of the test
+    environment, the deselect lines that keep them out."""
+    out = [
+        "\nPre-existing failures (fail on base too, not caused by the fix): "
+        + summary(causes)
+        + "."
+    ]
+    paste = deselect_lines(causes, r.node)
+    if paste:
+        out += [
+            "",
+            "The test environment cannot run these; to leave them out of every "
+            "run, paste into `fork.toml` `[testenv]`:",
+            "",
+            "```toml",
+            "deselect = [",
+            *paste,
+            "]",
+            "```",
         ]
     return out
 

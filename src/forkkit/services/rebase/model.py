@@ -7,7 +7,7 @@ analysis, :mod:`forkkit.services.rebase.run` does the I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -144,6 +144,44 @@ class PatchResult:
         }
 
 
+FixVerdictName = Literal["carried", "absorbed", "conflict", "not-tried"]
+
+
+@dataclass(frozen=True)
+class FixVerdict:
+    """What a rebase says of one fix: the worst of its patches."""
+
+    fix: str
+    verdict: FixVerdictName
+    patches: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fix_verdicts(
+    patches: Sequence[PatchResult], owners: Mapping[str, str]
+) -> tuple[FixVerdict, ...]:
+    """Each fix's verdict from its patches' (``owners``: patch -> fix id):
+    a conflict, or not tried, if one of them is; absorbed when all are;
+    carried otherwise (a fix that only carries tests is carried: a guard)."""
+    by_fix: dict[str, list[PatchResult]] = {}
+    for p in patches:
+        by_fix.setdefault(owners.get(p.name, ""), []).append(p)
+    out = []
+    for fid, mine in by_fix.items():
+        statuses = {p.status for p in mine}
+        verdict: FixVerdictName = "carried"
+        if "conflict" in statuses:
+            verdict = "conflict"
+        elif "not-tried" in statuses:
+            verdict = "not-tried"
+        elif all(p.absorbed for p in mine):
+            verdict = "absorbed"
+        out.append(FixVerdict(fid, verdict, tuple(p.name for p in mine)))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class RebaseResult:
     """The whole rebase: per-patch verdicts, the new series, the proof."""
@@ -163,6 +201,7 @@ class RebaseResult:
     written: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
     retired: tuple[Retired, ...] = ()  # absorbed patches, with provenance
+    fixes: tuple[FixVerdict, ...] = ()  # each fix's verdict, from its patches
 
     @property
     def absorbed(self) -> list[PatchResult]:
@@ -221,6 +260,7 @@ class RebaseResult:
             "written": self.written,
             "notes": list(self.notes),
             "retired": [asdict(r) for r in self.retired],
+            "fixes": [f.to_json() for f in self.fixes],
         }
 
 

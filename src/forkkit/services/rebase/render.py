@@ -177,9 +177,18 @@ def _tail(result: RebaseResult) -> list[str]:
     return out
 
 
+def _fixes(result: RebaseResult) -> list[str]:
+    """One row per fix: its verdict (the worst of its patches') and patches."""
+    if not result.fixes:
+        return []
+    rows = [[f"`{f.fix}`", f.verdict, ", ".join(f.patches)] for f in result.fixes]
+    return ["", "## Fixes\n", md_table(["Fix", "Verdict", "Patches"], rows)]
+
+
 def render_markdown(result: RebaseResult) -> str:
     """The PR-ready Markdown report."""
-    out = [*_summary(result), "", "## Patches\n", _patch_table(result)]
+    out = [*_summary(result), *_fixes(result), "", "## Patches\n"]
+    out.append(_patch_table(result))
     out += _conflicts(result) + _retired(result) + _semantic(result)
     out += _tail(result)
     return "\n".join(out) + "\n"

@@ -44,6 +44,7 @@ from forkkit.services.rebase.model import (
     PatchResult,
     RebaseResult,
     Target,
+    fix_verdicts,
     retired_records,
 )
 from forkkit.services.rebase.steps import (
@@ -267,6 +268,7 @@ def rebase(
     if recorded:
         notes.append(f"recorded {recorded} resolution(s) made after the last run")
     results, old_head, focused = _move(job, old_base, new_base)
+    owners = {n: fid for n, (fid, _) in _owners(job).items()}
     base = RebaseResult(
         old_label=cfg.upstream.label,
         new_label=target.spec.label,
@@ -274,6 +276,7 @@ def rebase(
         trust=target.trust,
         patches=tuple(results),
         repo=str(repo.path),
+        fixes=fix_verdicts(results, owners),
     )
     if base.conflicted:
         for p in base.conflicted:
