@@ -284,8 +284,10 @@ def test_all_gives_one_row_per_release_and_reuses_them(
     assert "toy/calc.py" in cells[1]["detail"]  # the conflict names its file
     patch = hist["patches"][0]
     assert hist["first_absorbed"] == {patch: "1.3"}
+    assert hist["fix_first_absorbed"] == {"toy-fix": "1.3"}  # the fix's, too
     md = report(toy_project, "watch.md")
-    assert "absorbed since 1.3" in md and "| 1.1 | applies 3-way; still needed" in md
+    assert "absorbed since 1.3" in md and "- `toy-fix`: absorbed since 1.3" in md
+    assert "| 1.1 | applies 3-way; still needed" in md
     # the newest release's row is the watch verdict's own rebase
     assert data["checked"] == "1.4"
     assert data["rebase"]["patches"][0]["status"] == "absorbed-textual"
@@ -343,7 +345,8 @@ def test_first_absorbed_and_the_unmeasured_releases_before_it() -> None:
         ),
     )
     rows += (_row("1.5", ("absorbed", "absorbed"), ("conflict", "unknown")),)
-    history = History("toy", "1.0", ("p0", "p1", "p2"), rows)
+    fixes = (("a", ("p0", "p1")), ("b", ("p2",)))
+    history = History("toy", "1.0", ("p0", "p1", "p2"), rows, fixes)
     # p0 came back in 1.3: only the last unbroken run counts; p1 was not
     # measured on 1.5 (it conflicts there), which breaks nothing
     assert history.first_absorbed() == {"p0": "1.4", "p1": "1.4", "p2": ""}
@@ -351,6 +354,9 @@ def test_first_absorbed_and_the_unmeasured_releases_before_it() -> None:
     md = render_history(history)
     assert "- p1: absorbed since 1.4 (not measured on 1.2, 1.3, 1.5:" in md
     assert "- p2: not absorbed by any release" in md
+    # a fix is absorbed where the last of its patches is
+    assert history.fix_first_absorbed() == {"a": "1.4", "b": ""}
+    assert "- `a`: absorbed since 1.4" in md and "- `b`: still carried" in md
     assert rows[1].cells[1].label == "applies 3-way; need not measured"
 
 

@@ -220,9 +220,22 @@ class History:
     pin: str
     patches: tuple[str, ...]
     rows: tuple[HistoryRow, ...]
+    fixes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (fix id, its patches)
 
     def first_absorbed(self) -> dict[str, str]:
         return {p: first_absorbed(self.rows, p) for p in self.patches}
+
+    def fix_first_absorbed(self) -> dict[str, str]:
+        """Per fix, the oldest release that has the behaviour of every one of
+        its patches (the latest of their first releases); "" when not all."""
+        first = self.first_absorbed()
+        order = [r.release for r in self.rows]
+        out = {}
+        for fid, names in self.fixes:
+            got = [first.get(n, "") for n in names]
+            done = bool(got) and all(got)
+            out[fid] = max(got, key=order.index) if done else ""
+        return out
 
     def unmeasured(self) -> dict[str, list[str]]:
         """Per patch, the unmeasured releases around its first absorbed one."""
@@ -242,4 +255,6 @@ class History:
             "rows": [{**r.to_json(), "cached": r.cached} for r in self.rows],
             "first_absorbed": self.first_absorbed(),
             "unmeasured": self.unmeasured(),
+            "fixes": {fid: list(names) for fid, names in self.fixes},
+            "fix_first_absorbed": self.fix_first_absorbed(),
         }

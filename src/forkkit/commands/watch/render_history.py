@@ -37,6 +37,13 @@ def render_history(history: History) -> str:
                 "or its tests cannot run there; see the details)"
             )
         out.append(f"- {patch}: {line}")
+    fixed = history.fix_first_absorbed()
+    if fixed:
+        out.append("\n**Where upstream took each fix** (all of its patches):\n")
+        out += [
+            f"- `{fid}`: " + (f"absorbed since {at}" if at else "still carried")
+            for fid, at in fixed.items()
+        ]
     details = [
         f"- {r.release} · {c.patch}: {c.detail}"
         for r in history.rows

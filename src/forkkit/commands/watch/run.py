@@ -25,6 +25,7 @@ from forkkit.commands.watch.model import (
 )
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say, step
 from forkkit.output.report import REBASE, write_reports
@@ -84,8 +85,13 @@ def _history(
         run_rebase=run_one,
     )
     assert newest is not None  # the newest release is always run
+    fixes = load_fixes(cfg, series).fixes
     history = History(
-        package=up.name, pin=up.version, patches=patches, rows=tuple(rows)
+        package=up.name,
+        pin=up.version,
+        patches=patches,
+        rows=tuple(rows),
+        fixes=tuple((f.id, f.patches) for f in fixes),
     )
     return history, newest
 
