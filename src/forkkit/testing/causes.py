@@ -18,7 +18,8 @@ from forkkit.testing.junit import JunitReport
 
 _HUB = re.compile(
     r"huggingface\.co|HF_HUB_OFFLINE|OfflineModeIsEnabled|LocalEntryNotFoundError"
-    r"|couldn't connect to|offline mode|Hugging ?Face Hub",
+    r"|couldn't connect to|offline mode|Hugging ?Face (Hub|repository)"
+    r"|Invalid repository ID or local directory",
     re.I,
 )
 _REPO = re.compile(r"['\"`]([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)['\"`]")
