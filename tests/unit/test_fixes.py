@@ -14,7 +14,14 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import focused_targets, load_fixes, red_commit
 from forkkit.fork.tree import materialize
 from forkkit.patches.diff import parse_diff
-from forkkit.patches.fixes import FixDecl, assign, fix_trailer, targets_changed
+from forkkit.patches.fixes import (
+    FixDecl,
+    assign,
+    check_fix_id,
+    fix_trailer,
+    narrowed,
+    targets_changed,
+)
 from forkkit.patches.series import parse_patch_text
 from tests.synthetic import (
     BUGGY,
@@ -269,3 +276,78 @@ def test_a_fix_without_a_test_is_one_line(
         "fix 'toy-fix' (0001-Bugfix-limit-untested.patch): its patches add or " in err
     )
     assert "add or change no test module; add the test that shows the fix" in err
+
+
+def test_ids_are_reserved_and_trailer_keys_read_as_git_reads_them() -> None:
+    for name in ("series", "summary.md"):
+        with pytest.raises(ForkkitError, match="is reserved"):
+            check_fix_id(name, "fork.toml [[fix]] #1")
+    assert fix_trailer("Fix.\n\nforkkit-fix: low\n") == "low"
+
+
+def test_a_deleted_or_vanished_test_keeps_the_whole_file() -> None:
+    gone = SOURCE.replace("\n\ndef test_top():\n    assert True\n", "\n")
+    hunks = _hunks(SOURCE, gone)
+    assert targets_changed("tests/test_x.py", hunks=hunks, source=gone) == {  # type: ignore[arg-type]
+        "tests/test_x.py"
+    }
+    both = {"tests/test_x.py::test_a", "tests/test_x.py::test_b"}
+    now = {"tests/test_x.py::test_a"}  # test_b renamed by a later patch
+    assert narrowed(both, present=now, path="tests/test_x.py") == ("tests/test_x.py",)
+    assert narrowed(now, present=both, path="tests/test_x.py") == (
+        "tests/test_x.py::test_a",
+    )
+
+
+def _limit_and_count(
+    tmp_path: Path, up: SyntheticUpstream, *, tested: bool
+) -> ForkConfig:
+    up.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY}))
+    count = {"toy/count.py": COUNT_FIXED}
+    if tested:
+        count["tests/test_count.py"] = COUNT_TEST
+    changes = [
+        ("[Bugfix] limit reaches n", {"toy/calc.py": FIXED_CALC, TEST_FIX: FIX_TEST}),
+        ("[Bugfix] count", count),
+    ]
+    ids = ["limit", "count"]
+    return make_project(tmp_path / "p", up, "1.1", changes, fix_ids=ids)
+
+
+@pytest.mark.e2e
+def test_a_fix_that_cannot_be_measured_leaves_the_others_proven(
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = _limit_and_count(tmp_path, toy_upstream, tested=False)
+    assert cli.main(["--config", str(cfg.path), "red-green", "--no-related"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("forkkit: error: fix 'count': fix 'count' (0002-")
+    folder = cfg.work.report_dir("red_green")
+    rows = json.loads((folder / "summary.json").read_text())["fixes"]
+    assert [(r["fix"], r["mode"], r["valid"]) for r in rows] == [
+        ("limit", "red-green", True),
+        ("count", "error", False),
+    ]
+    assert json.loads((folder / "limit" / "red_green.json").read_text())["valid"]
+
+
+@pytest.mark.e2e
+def test_proving_one_fix_keeps_the_other_reports(
+    toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = _limit_and_count(tmp_path, toy_upstream, tested=True)
+    argv = ["--config", str(cfg.path), "red-green", "--no-related"]
+    assert cli.main(argv) == 0
+    folder = cfg.work.report_dir("red_green")
+    count = (folder / "count" / "red_green.json").read_bytes()
+    assert cli.main([*argv, "--fix", "limit"]) == 0
+    assert (folder / "count" / "red_green.json").read_bytes() == count  # kept
+    rows = json.loads((folder / "summary.json").read_text())["fixes"]
+    assert [(r["fix"], r["valid"]) for r in rows] == [("limit", True), ("count", True)]

@@ -276,13 +276,16 @@ def test_pr_body_renders_the_hunk_matrix_guards_and_folds(
         "upstream": {"ident": "git:https://github.com/x/y@abc", "label": "y@abc"},
         "patches": [{"name": "0001-other.patch", "commit": "c" * 40}],
         "fix": {"id": "other", "patches": [PATCH]},
+        "edited": {"id": "toy-fix", "patches": [PATCH], "patch_sha256": ["0" * 64]},
     }
     for key, why in (
         ("upstream", "made on another pin (y@abc; fork.toml pins toy 1.0)"),
         ("patches", "made from another series than patches/ holds now"),
         ("fix", "not a report of fix 'toy-fix'"),
+        ("edited", "fix 'toy-fix''s patches changed since (their sha256 differ)"),
     ):
-        given.write_text(json.dumps(report.PROOF.stamp({**doc, key: stale[key]})))
+        field = "fix" if key == "edited" else key
+        given.write_text(json.dumps(report.PROOF.stamp({**doc, field: stale[key]})))
         assert _pr_body(toy_project, "--red-green", str(given)) == 2
         err = capsys.readouterr().err.strip()
         assert why in err and "\n" not in err

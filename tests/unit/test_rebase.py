@@ -26,6 +26,7 @@ from forkkit.patches.retired import (
 from forkkit.patches.testids import in_test_file
 from forkkit.services.rebase.absorb import (
     conflict_regions,
+    drop_fix_tables,
     patch_targets,
     repin_toml,
     semantic_verdict,
@@ -783,3 +784,25 @@ def test_retired_records_round_trip_and_merge() -> None:
         parse_retired("[[retired]\nname = 1", where="patches/retired.toml")
     assert str(err.value).startswith("patches/retired.toml: not a list of retired")
     assert "\n" not in str(err.value)
+
+
+def test_a_retired_fix_leaves_fork_toml_whole() -> None:
+    """Only the retired fix's table goes (its comments with it); the next
+    table keeps its own comments; any quoting and header spacing."""
+    toml = (
+        '[upstream]\nname = "t"\n\n'
+        "# the limit fix\n[[fix]]  # carried since 1.0\nid = 'limit'\n"
+        'related_suites = ["tests"]\n\n'
+        '# the count fix\n[[ fix ]]\nid = "count"\n\n'
+        '# the environment\n[testenv]\ntorch = "x"\n'
+    )
+    new = drop_fix_tables(toml, ["limit"])
+    assert new == (
+        '[upstream]\nname = "t"\n\n'
+        '# the count fix\n[[ fix ]]\nid = "count"\n\n'
+        '# the environment\n[testenv]\ntorch = "x"\n'
+    )
+    last = drop_fix_tables(new, ["count"])
+    assert (
+        last == '[upstream]\nname = "t"\n\n# the environment\n[testenv]\ntorch = "x"\n'
+    )

@@ -17,10 +17,9 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
-from forkkit.patches.diff import DiffHunk
 from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_changed
 from forkkit.patches.paths import is_test_path
-from forkkit.patches.series import Patch, Series
+from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_hunks_commit
 
@@ -161,34 +160,51 @@ def _changed_tests(repo: Repo, *, commit: str, patch: Patch, path: str) -> set[s
     return targets_changed(path, hunks=hunks, source=source)
 
 
-def runtime_hunks(fixes: FixSet, fix: Fix) -> list[tuple[str, DiffHunk]]:
-    """``(patch, hunk)`` of every runtime hunk of ``fix``, last first: the
-    order that reverses them."""
-    out = [
-        (name, h)
-        for name in fix.patches
-        for h in fixes.patch(name).hunks
-        if not is_test_path(h.path)
-    ]
-    return out[::-1]
+def runtime_diffs(tree: ForkTree, fixes: FixSet, fix: Fix) -> list[tuple[Patch, str]]:
+    """Each patch of ``fix`` with its commit's diff of the runtime files
+    (renames, modes and binary files included), last patch first: the order
+    that reverses them. Patches that change no runtime file are left out."""
+    repo = Repo(tree.path)
+    commits = dict(tree.patch_commits)
+    out = []
+    for name in reversed(fix.patches):
+        patch = fixes.patch(name)
+        paths = [f for f in patch.files if not is_test_path(f)]
+        paths += [f for f in patch.old_paths if paths and not is_test_path(f)]
+        commit = commits.get(name)
+        if not paths:
+            continue
+        if commit is None:
+            raise ForkkitError(
+                f"{name}: not in the fork tree {repo.path}; run forkkit materialize"
+            )
+        out.append((patch, repo.diff(a=f"{commit}^", b=commit, paths=paths)))
+    return out
 
 
 def red_commit(tree: ForkTree, fixes: FixSet, fix: Fix, *, head: str) -> str:
-    """``head`` with ``fix``'s runtime hunks reverse-applied (every other fix
-    kept), committed; one line naming the hunk that does not reverse."""
+    """``head`` with ``fix``'s runtime changes reverse-applied, patch by patch
+    (every other fix kept), committed; one line naming the hunk that does
+    not reverse."""
     repo = Repo(tree.path)
-    hunks = runtime_hunks(fixes, fix)
+    diffs = runtime_diffs(tree, fixes, fix)
     done = revert_hunks_commit(
         repo,
         onto=head,
-        hunks=[h.text for _, h in hunks],
-        message=f"forkkit red of fix {fix.id}: its runtime hunks reverted\n",
+        hunks=[text for _, text in diffs],
+        message=f"forkkit red of fix {fix.id}: its runtime changes reverted\n",
     )
     if done.failed >= 0:
-        name, hunk = hunks[done.failed]
+        patch = diffs[done.failed][0]
+        applied = done.applied
+        where = (
+            failed_hunk(patch, applied.path, applied.line)
+            if applied.kind == "hunk"
+            else applied.path or applied.message
+        )
         raise ForkkitError(
-            f"{name}: {hunk.describe()} does not reverse on the fork's HEAD "
-            f"({done.applied.message}); a later patch changes the same lines: "
-            f"fold that change into fix '{fix.id}' or refresh the patches"
+            f"{patch.name}: {where} does not reverse on the fork's HEAD "
+            f"({applied.message}); a later patch changes the same lines: fold "
+            f"that change into fix '{fix.id}' or refresh the patches"
         )
     return done.commit

@@ -51,6 +51,8 @@ class Fix:
     patches: tuple[str, ...]  # patch file names, in series order
     runtime_files: tuple[str, ...]  # non-test files its patches change
     test_files: tuple[str, ...]  # test modules its patches add or change
+    runtime_patches: tuple[str, ...] = ()  # its patches that change runtime files
+    patch_sha256: tuple[str, ...] = ()  # of each patch's text, in order
 
     @property
     def tests_only(self) -> bool:
@@ -63,9 +65,13 @@ def fix_trailer(message: str) -> str | None:
     found = None
     for line in message.splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip() == FIX_TRAILER:
+        if sep and key.strip().lower() == FIX_TRAILER.lower():  # as git reads keys
             found = value.strip()
     return found
+
+
+# names a fix cannot have: the whole series as one unit, the summary's files
+RESERVED = frozenset({"series", "summary", "summary.md", "summary.json"})
 
 
 def check_fix_id(value: str, where: str) -> str:
@@ -74,6 +80,11 @@ def check_fix_id(value: str, where: str) -> str:
         raise ForkkitError(
             f"{where}: fix id {value!r} must be lowercase letters, digits and "
             ". _ - (it names the fix's report folder); rename it"
+        )
+    if value in RESERVED:
+        raise ForkkitError(
+            f"{where}: fix id {value!r} is reserved (the whole series, the "
+            "summary's files); rename it"
         )
     return value
 
@@ -113,6 +124,7 @@ def assign(
 def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
     files = [f for p in patches for f in p.files]
     runtime = [f for f in files if not is_test_path(f)]
+    runtime += [f for p in patches for f in p.old_paths if not is_test_path(f)]
     tests = [f for f in files if is_test_path(f) and is_test_module(f)]
     return Fix(
         id=decl.id,
@@ -123,6 +135,10 @@ def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
         patches=tuple(p.name for p in patches),
         runtime_files=tuple(dict.fromkeys(runtime)),
         test_files=tuple(dict.fromkeys(tests)),
+        runtime_patches=tuple(
+            p.name for p in patches if any(not is_test_path(f) for f in p.files)
+        ),
+        patch_sha256=tuple(p.sha256 for p in patches),
     )
 
 
@@ -137,10 +153,11 @@ def targets_changed(path: str, *, hunks: Sequence[DiffHunk], source: str) -> set
     text = source.splitlines()
     out: set[str] = set()
     for hunk in hunks:
-        lines = hunk.added_lines or (hunk.new_start,)
-        for line in lines:
+        if hunk.removed > len(hunk.added_lines):
+            return {path}  # lines deleted: which test had them is not certain
+        for line in hunk.added_lines:
             code = text[line - 1].strip() if 0 < line <= len(text) else ""
-            if hunk.added_lines and (not code or code.startswith("#")):
+            if not code or code.startswith("#"):
                 continue  # a blank line or a comment between tests
             sym = enclosing(symbols, line)
             node = qualname_node(path, sym.qualname) if sym else None
@@ -160,9 +177,9 @@ def nodes_defined(path: str, source: str) -> set[str]:
 
 
 def narrowed(targets: set[str], *, present: set[str], path: str) -> tuple[str, ...]:
-    """``targets`` that still name a test of ``path`` (``present``: the node
-    ids of its tests now); the whole file when none does."""
-    if path in targets:
+    """``targets``, each still a test of ``path`` (``present``: the node ids
+    of its tests now); the whole file when one is gone (renamed by a later
+    patch, say): a changed test is never dropped."""
+    if path in targets or not targets <= present:
         return (path,)
-    kept = sorted(t for t in targets if t in present)
-    return tuple(kept) or (path,)
+    return tuple(sorted(targets))

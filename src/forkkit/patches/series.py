@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from email.header import decode_header, make_header
@@ -22,6 +23,8 @@ class Patch:
     hunks: tuple[DiffHunk, ...]
     message: str = ""  # the commit message's body (trailers included)
     added: tuple[str, ...] = ()  # the files the patch creates
+    sha256: str = ""  # of the patch's text
+    old_paths: tuple[str, ...] = ()  # the old path of each file it renames
 
     @property
     def name(self) -> str:
@@ -62,6 +65,8 @@ def parse_patch_text(text: str, path: Path) -> Patch:
         hunks=diff.all_hunks,
         message=_body(lines),
         added=tuple(f.path for f in diff.files if f.status == "added"),
+        sha256=hashlib.sha256(text.encode()).hexdigest(),
+        old_paths=tuple(f.old_path for f in diff.files if f.status == "renamed"),
     )
 
 

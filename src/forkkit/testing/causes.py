@@ -10,6 +10,7 @@ exception kind. A report says how many and why, never a list id by id.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -67,7 +68,7 @@ def deselect_lines(causes: Sequence[Cause], node: Callable[[str], str]) -> list[
     for cause in causes:
         if cause.environment:
             out.append(f"    # {cause.label}")
-            out += [f'    "{node(t)}",' for t in cause.tests]
+            out += [f"    {json.dumps(node(t))}," for t in cause.tests]
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,7 +34,12 @@ from forkkit.fork.seriesfiles import load_series, read_series_text
 from forkkit.fork.tree import apply_failure, materialize
 from forkkit.patches.fixes import Fix, FixDecl, assign
 from forkkit.patches.paths import is_test_module
-from forkkit.patches.series import Patch, parse_patch_text, rewrite_series_text
+from forkkit.patches.series import (
+    Patch,
+    Series,
+    parse_patch_text,
+    rewrite_series_text,
+)
 from forkkit.txn import FileTransaction
 from forkkit.vcs import Repo
 
@@ -117,6 +123,27 @@ def _suggest(repo: Repo, base: str, fix: Fix) -> tuple[tuple[str, ...], int]:
     return tuple(found[:SUGGESTED]), len(found)
 
 
+def _checked_toml(cfg: ForkConfig, text: str) -> str:
+    """``text`` when it is TOML declaring every old fix and the new one last."""
+    try:
+        ids = [d.get("id") for d in tomllib.loads(text).get("fix", [])]
+    except (tomllib.TOMLDecodeError, AttributeError):
+        ids = []
+    want = [d.id for d in cfg.fixes]
+    if ids[:-1] != want:
+        raise ForkkitError(
+            f"{cfg.path}: cannot add a [[fix]] table to its layout (inline 'fix' "
+            "tables?); write each [[fix]] as its own table and rerun"
+        )
+    return text
+
+
+def _next_number(series: Series) -> int:
+    """One after the highest ``NNNN-`` prefix of the series (or its length)."""
+    found = [int(p.name[:4]) for p in series.patches if p.name[:4].isdigit()]
+    return max([len(series.patches), *found]) + 1
+
+
 def add_fix(
     cfg: ForkConfig,
     *,
@@ -133,7 +160,7 @@ def add_fix(
         )
     series = load_series(cfg.series_file, cfg.patches_dir)
     tree = materialize(cfg)
-    mails = _mails(files, new.id, first=len(series.patches) + 1)
+    mails = _mails(files, new.id, first=_next_number(series))
     with tempfile.TemporaryDirectory(prefix="fix-add-", dir=cfg.work.ensure()) as tmp:
         patches = _staged(cfg, mails, Path(tmp))
         head = tree.repo.rev("HEAD") or tree.head
@@ -154,6 +181,6 @@ def add_fix(
     names = [*(p.name for p in series.patches), *(n for n, _ in mails)]
     txn.write(cfg.series_file, rewrite_series_text(old, names))
     table = fix_table(replace(new, related_suites=suites))
-    txn.write(cfg.path, with_table(cfg.path.read_text(), table))
+    txn.write(cfg.path, _checked_toml(cfg, with_table(cfg.path.read_text(), table)))
     txn.commit()
     return Added(fix=fix, related_found=found if related is None else len(suites))

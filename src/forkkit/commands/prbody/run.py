@@ -106,6 +106,8 @@ def _stale(cfg: ForkConfig, doc: ProofDoc, *, fixes: FixSet, fix: Fix) -> str | 
         return f"not a report of fix '{fix.id}'"
     if doc.fix.patches != fix.patches:
         return f"fix '{fix.id}' had other patches then ({', '.join(doc.fix.patches)})"
+    if doc.fix.patch_sha256 and doc.fix.patch_sha256 != fix.patch_sha256:
+        return f"fix '{fix.id}''s patches changed since (their sha256 differ)"
     return None
 
 

@@ -20,7 +20,7 @@ from forkkit.output.outcome import Outcome, Shown
 from forkkit.patches.fixes import Fix
 from forkkit.services.proof.model import ProofChecks, RedGreenResult, patch_commit
 from forkkit.services.proof.run import prove, resolve_parallel
-from forkkit.services.proof.summary import SUMMARY_STEM, prove_fixes
+from forkkit.services.proof.summary import SUMMARY_STEM, prove_fixes, prove_one_fix
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.suiterun import SuiteRun
 
@@ -225,7 +225,12 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
             cache=cache,
         )
 
-    proven = prove_fixes(cfg, chosen, out=req.out, prove_one=prove_one)
+    if req.fix is None:
+        proven = prove_fixes(cfg, chosen, out=req.out, prove_one=prove_one)
+    else:  # that fix's report alone is replaced; the summary is written again
+        proven = prove_one_fix(
+            cfg, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
+        )
     markdown = proven.markdown
     return Outcome(
         code=0 if proven.summary.valid else 1,

@@ -28,7 +28,7 @@ from forkkit.commands.verify.model import (
 )
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import load_fixes
+from forkkit.fork.fixes import SERIES_ID, load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.progress import say
@@ -55,6 +55,11 @@ def _current(cfg: ForkConfig, fix: str | None) -> Current:
     series = load_series(cfg.series_file, cfg.patches_dir)
     fixes = load_fixes(cfg, series)
     known = {f.id for f in fixes.fixes}
+    if fix is not None and fix not in known and fix != SERIES_ID:
+        raise ForkkitError(
+            f"the report proves fix '{fix}', which fork.toml no longer declares "
+            f"(fixes: {', '.join(sorted(known)) or 'none'}); nothing to replay it with"
+        )
     unit = fixes.one(fix if fix in known else None)
     return Current(
         upstream=cfg.upstream.ident,

@@ -135,6 +135,7 @@ class FixDoc:
     patches: tuple[str, ...] = ()
     runtime_files: tuple[str, ...] = ()
     test_files: tuple[str, ...] = ()
+    patch_sha256: tuple[str, ...] = ()  # of each patch file's text, in order
 
 
 @dataclass(frozen=True)
@@ -324,4 +325,5 @@ def _fix(r: Result) -> FixDoc | None:
         patches=f.patches,
         runtime_files=f.runtime_files,
         test_files=f.test_files,
+        patch_sha256=f.patch_sha256,
     )

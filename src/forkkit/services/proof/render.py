@@ -66,7 +66,7 @@ def _base_checkout(r: Result) -> list[str]:
         return [
             f"git show --format= {commits[name][:12]} -- {files} | git apply -R"
             for name in reversed(r.fix.patches)
-            if name in commits
+            if name in commits and _changes_runtime(r, name)
         ]
     runtime = [f for f in r.files if f.role == "runtime"]
     keep = " ".join(shlex.quote(f.path) for f in runtime if f.base)
@@ -76,6 +76,13 @@ def _base_checkout(r: Result) -> list[str]:
         *([f"git checkout {rev} -- {keep}"] if keep else []),
         *([f"git rm -q -- {gone}"] if gone else []),
     ]
+
+
+def _changes_runtime(r: Result, name: str) -> bool:
+    """Whether patch ``name`` of the fix changes a runtime file (a patch of
+    only tests has nothing to reverse: git apply would refuse empty input)."""
+    fix = r.fix
+    return fix is not None and name in fix.runtime_patches
 
 
 def _red_reason(red: SuiteRun, test_id: str) -> str:

@@ -12,16 +12,19 @@ after the first fix, so N fixes cost N reds and one run on the fix.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
 from forkkit.output.doc import from_json, to_json
 from forkkit.output.progress import say
 from forkkit.output.report import SUMMARY, md_table, write_reports
 from forkkit.patches.fixes import Fix
+from forkkit.services.proof.doc import ProofDoc, proof_doc, read_proof
 from forkkit.services.proof.model import STEM, RedGreenResult
 from forkkit.services.proof.render import render_markdown
 from forkkit.testing.suiterun import SuiteRun, report_folder
@@ -36,7 +39,7 @@ class FixRow:
 
     fix: str
     title: str
-    mode: str  # "red-green" or "guard"
+    mode: str  # "red-green", "guard", or "error" (nothing was measured)
     valid: bool
     fail_to_pass: int = 0
     pass_to_pass: int = 0
@@ -44,6 +47,7 @@ class FixRow:
     problems: tuple[str, ...] = ()
     report: str = ""  # the fix's Markdown report, relative to the summary
     forwarded: str = ""
+    tree: str = ""  # the fork HEAD's tree the proof ran on
 
 
 @dataclass(frozen=True)
@@ -70,35 +74,51 @@ def read_summary(data: Mapping[str, Any], *, where: str) -> SummaryDoc:
     return from_json(SummaryDoc, data, where=where)
 
 
-def _row(r: Result) -> FixRow:
-    fix = r.fix
-    c = r.classification
+def row_of(doc: ProofDoc, fix: Fix) -> FixRow:
+    """A fix's row, from its proof's document."""
+    guard = doc.mode == "guard"
     return FixRow(
-        fix=fix.id if fix else "",
-        title=r.title,
-        mode=r.mode,
-        valid=r.valid,
-        fail_to_pass=len(c.ids("FAIL_TO_PASS")),
-        pass_to_pass=len(c.ids("PASS_TO_PASS")),
-        passed=(r.green.counts().get("passed", 0) if r.mode == "guard" else 0),
-        problems=tuple(r.problems),
-        report=f"{fix.id if fix else STEM}/{STEM}.md",
-        forwarded=fix.forwarded if fix else "",
+        fix=fix.id,
+        title=doc.title or fix.title,
+        mode=doc.mode,
+        valid=doc.valid,
+        fail_to_pass=len(doc.ids("FAIL_TO_PASS")),
+        pass_to_pass=len(doc.ids("PASS_TO_PASS")),
+        passed=doc.green.counts.get("passed", 0) if guard else 0,
+        problems=doc.problems,
+        report=f"{fix.id}/{STEM}.md",
+        forwarded=fix.forwarded,
+        tree=doc.fork_head.tree or "",
     )
 
 
-def summary_doc(results: Sequence[Result]) -> SummaryDoc:
-    first = results[0]
+def error_row(fix: Fix, why: str) -> FixRow:
+    """A fix nothing could be measured of, and why (one line)."""
+    return FixRow(
+        fix=fix.id,
+        title=fix.title,
+        mode="error",
+        valid=False,
+        problems=(why,),
+        forwarded=fix.forwarded,
+    )
+
+
+def summary_doc(first: Result, rows: Sequence[FixRow]) -> SummaryDoc:
     return SummaryDoc(
         upstream=first.upstream,
         upstream_label=first.upstream_label,
         head_tree=first.head_tree,
-        valid=all(r.valid for r in results),
-        fixes=tuple(_row(r) for r in results),
+        valid=bool(rows) and all(r.valid for r in rows),
+        fixes=tuple(rows),
     )
 
 
-def _verdict(row: FixRow) -> str:
+def _verdict(row: FixRow, head_tree: str) -> str:
+    if row.mode == "error":
+        return f"⚠️ not measured: {row.problems[0]}"
+    if row.tree and head_tree and row.tree != head_tree:
+        return "⚠️ an earlier proof, of another fork HEAD: prove it again"
     if not row.valid:
         return f"❌ invalid: {row.problems[0] if row.problems else 'see its report'}"
     if row.mode == "guard":
@@ -111,9 +131,9 @@ def render_summary(doc: SummaryDoc) -> str:
     head = "✅ every fix proven" if doc.valid else "❌ not every fix is proven"
     rows = [
         [
-            f"[{r.fix}]({r.report})",
+            f"[{r.fix}]({r.report})" if r.report else r.fix,
             r.title,
-            _verdict(r),
+            _verdict(r, doc.head_tree),
             r.fail_to_pass,
             r.pass_to_pass,
             r.forwarded or "(not forwarded)",
@@ -146,29 +166,96 @@ class Proven:
         return "\n\n".join(parts)
 
 
+ProveOne = Callable[[Fix, Path], Result]
+
+
+def _each(
+    chosen: Sequence[Fix], folder: Path, prove_one: ProveOne
+) -> tuple[list[Result], dict[str, FixRow], list[str]]:
+    """Prove each fix into ``folder/<id>``; a fix that cannot be measured (one
+    line) is an error row, and the others are still proven."""
+    results: list[Result] = []
+    rows: dict[str, FixRow] = {}
+    errors: list[str] = []
+    for n, fix in enumerate(chosen, 1):
+        say(f"fix {n}/{len(chosen)}: {fix.id} ({', '.join(fix.patches)})")
+        try:
+            result = prove_one(fix, folder / fix.id)
+        except ForkkitError as exc:
+            rows[fix.id] = error_row(fix, str(exc))
+            errors.append(f"fix '{fix.id}': {exc}")
+            continue
+        results.append(result)
+        rows[fix.id] = row_of(proof_doc(result), fix)
+    return results, rows, errors
+
+
+def _write_summary(folder: Path, doc: SummaryDoc) -> None:
+    write_reports(
+        folder,
+        SUMMARY_STEM,
+        markdown=render_summary(doc),
+        data=doc.to_json(),
+        doc=SUMMARY,
+    )
+
+
+def _raise_errors(errors: list[str]) -> None:
+    if errors:
+        more = f" (and {len(errors) - 1} more fix(es), see the summary)"
+        raise ForkkitError(errors[0] + (more if len(errors) > 1 else ""))
+
+
 def prove_fixes(
     cfg: ForkConfig,
     chosen: Sequence[Fix],
     *,
     out: Path | None,
-    prove_one: Callable[[Fix, Path], Result],
+    prove_one: ProveOne,
 ) -> Proven:
     """Prove each of ``chosen`` into ``<folder>/<fix-id>`` with ``prove_one``,
     then write the summary; the folder is published as ``reports/red_green``
-    (or ``out``)."""
+    (or ``out``). A fix that cannot be measured is a row of the summary, and
+    the command's one-line error once every other fix is proven."""
     with report_folder(cfg, STEM, out) as folder:
-        results = []
-        for n, fix in enumerate(chosen, 1):
-            say(f"fix {n}/{len(chosen)}: {fix.id} ({', '.join(fix.patches)})")
-            results.append(prove_one(fix, folder.path / fix.id))
-        doc = summary_doc(results)
-        write_reports(
-            folder.path,
-            SUMMARY_STEM,
-            markdown=render_summary(doc),
-            data=doc.to_json(),
-            doc=SUMMARY,
-        )
+        results, rows, errors = _each(chosen, folder.path, prove_one)
+        if not results:
+            _raise_errors(errors)
+        doc = summary_doc(results[0], [rows[f.id] for f in chosen])
+        _write_summary(folder.path, doc)
         dest = folder.dest
-    say(f"{sum(r.valid for r in results)} of {len(results)} fix(es) proven")
+        _raise_errors(errors)
+    say(f"{sum(r.valid for r in rows.values())} of {len(rows)} fix(es) proven")
     return Proven(summary=doc, results=tuple(results), folder=dest)
+
+
+def prove_one_fix(
+    cfg: ForkConfig,
+    fix: Fix,
+    every: Sequence[Fix],
+    *,
+    out: Path | None,
+    prove_one: ProveOne,
+) -> Proven:
+    """``red-green --fix ID``: prove that fix into ``<folder>/<id>`` alone (the
+    other fixes' reports stay), then write the summary again from every
+    fix's latest report (one made on another fork HEAD says so)."""
+    folder = out or cfg.work.report_dir(STEM)
+    result = prove_one(fix, folder / fix.id)
+    rows = [
+        row_of(proof_doc(result), fix) if f == fix else _earlier(folder, f)
+        for f in every
+    ]
+    doc = summary_doc(result, rows)
+    _write_summary(folder, doc)
+    return Proven(summary=doc, results=(result,), folder=folder)
+
+
+def _earlier(folder: Path, fix: Fix) -> FixRow:
+    """A fix's row from its report in ``folder``, if there is one."""
+    path = folder / fix.id / f"{STEM}.json"
+    try:
+        doc = read_proof(json.loads(path.read_text()), where=str(path))
+    except (OSError, ValueError):
+        return error_row(fix, f"not proven yet: run 'forkkit red-green --fix {fix.id}'")
+    return row_of(doc, fix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
@@ -51,6 +52,11 @@ def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ())
     return "".join(lines)
 
 
+_TABLE = re.compile(r"^\s*\[")
+FIX_TABLE = re.compile(r"^\s*\[\[\s*fix\s*\]\]\s*(#.*)?$")
+_ID = re.compile(r"""^\s*id\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.M)
+
+
 def drop_fix_tables(text: str, ids: Iterable[str]) -> str:
     """``fork.toml`` text without the ``[[fix]]`` tables of ``ids`` (each from
     its ``[[fix]]`` line, and the comment lines right above it, to the next
@@ -59,20 +65,28 @@ def drop_fix_tables(text: str, ids: Iterable[str]) -> str:
     if not gone:
         return text
     lines = text.splitlines(keepends=True)
-    heads = [i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)]
+    heads = [i for i, ln in enumerate(lines) if _TABLE.match(ln)]
     drop: set[int] = set()
     for n, start in enumerate(heads):
-        if lines[start].strip() != "[[fix]]":
+        if not FIX_TABLE.match(lines[start]):
             continue
         end = heads[n + 1] if n + 1 < len(heads) else len(lines)
-        body = "".join(lines[start:end])
-        m = re.search(r'^\s*id\s*=\s*"([^"]*)"', body, re.M)
-        if m and m.group(1) in gone:
+        while end - 1 > start and lines[end - 1].lstrip().startswith("#"):
+            end -= 1  # the next table's own comments stay with it
+        m = _ID.search("".join(lines[start:end]))
+        if m and (m.group(1) or m.group(2)) in gone:
             first = start
             while first > 0 and lines[first - 1].lstrip().startswith("#"):
                 first -= 1
             drop.update(range(first, end))
-    return "".join(ln for i, ln in enumerate(lines) if i not in drop)
+    new = "".join(ln for i, ln in enumerate(lines) if i not in drop)
+    left = {d.get("id") for d in tomllib.loads(new).get("fix", [])}
+    if left & gone:  # a layout the text edit could not follow
+        raise ForkkitError(
+            f"fork.toml: could not remove the [[fix]] table of "
+            f"{sorted(left & gone)[0]}; write each [[fix]] as its own table, rerun"
+        )
+    return new
 
 
 def split_runtime(
