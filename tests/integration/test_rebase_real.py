@@ -98,6 +98,12 @@ def test_rebase_onto_031_absorbs_registration_carries_lookup(
         assert patch.status in ("clean", "3way"), patch.detail
     assert not result.can_retire and result.outcome == "rebased"
     assert result.proof_valid is True
+    # per fix: upstream took the registration in 0.31.0, the others carry
+    assert [(f.fix, f.verdict) for f in result.fixes] == [
+        ("registration", "absorbed"),
+        ("lookup-margin", "carried"),
+        ("dcp-checkpoint", "carried"),
+    ]
     # the lookup patch builds on the registration patch's tests: they stay,
     # tests only
     assert len(result.new_series) == len(series.patches)

@@ -10,10 +10,12 @@ the second and third), so this is three reds and one green."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
+from forkkit import cli
 from forkkit.config import ForkConfig
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import ForkTree
@@ -78,3 +80,23 @@ def test_each_seed_fix_is_proven_alone(
     # The fork tree is untouched and no scratch worktree is left behind.
     assert git.dirty() == [] and git.rev("HEAD") == tree.head
     assert not scratch_root(tree.path).exists()
+
+
+def test_a_patch_outside_every_fix_is_refused_on_real_vllm(
+    real_cfg: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The seed's series with one patch's Forkkit-Fix trailer taken out: its
+    runtime change and tests belong to no fix, so no proof can be valid; one
+    line naming the patch, before anything is built or run."""
+    proj = tmp_path / "pin"
+    shutil.copytree(real_cfg.root, proj)
+    last = sorted((proj / "patches").glob("0003-*.patch"))[0]
+    text = last.read_text()
+    assert "\nForkkit-Fix: dcp-checkpoint\n" in text
+    last.write_text(text.replace("\nForkkit-Fix: dcp-checkpoint\n", "\n"))
+    toml = proj / "fork.toml"
+    toml.write_text(toml.read_text().replace('path = "../../.forkkit"', 'path = "wd"'))
+    assert cli.main(["--config", str(toml), "red-green"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"forkkit: error: {last.name}: belongs to no fix")
+    assert not (proj / "wd" / "fork").exists()  # refused before any build
