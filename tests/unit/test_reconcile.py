@@ -130,7 +130,10 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     }
     # test_greet cannot import on base, test_name_kept still runs beside it
     assert r["theirs: PASS_TO_PASS"]["base"] == "1/1 pass"
+    # per fix: the competitor does not meet our one fix
+    assert data["fixes"] == [{"fix": "toy-fix", "shared_runtime_files": []}]
     text = md.read_text()
+    assert "| `toy-fix` | none: disjoint |" in text
     assert "touch **no common file**" in text
     assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in text
     # A second reconcile reuses every run (same trees, same pytest commands).

@@ -45,6 +45,7 @@ def render_markdown(res: ReconcileResult) -> str:
         f"{t['hunks']} hunk(s) (+{t['added']}/-{t['removed']}).\n"
     )
     out += _measurement_md(res.measurement)
+    out += _fixes_md(res)
     out += _overlap_md(res.overlap)
     out += _matrix_md(res)
     out += _cells_md(res)
@@ -216,6 +217,18 @@ def _diff_json(d: Diff) -> dict[str, Any]:
     }
 
 
+def _fixes_md(res: ReconcileResult) -> list[str]:
+    """Which of our fixes the competing change meets (shares a runtime file)."""
+    rows = [
+        [f"`{fid}`", ", ".join(f"`{f}`" for f in files) or "none: disjoint"]
+        for fid, files in res.fix_overlap()
+    ]
+    if not rows:
+        return []
+    head = ["our fix", "its runtime files the competitor changes too"]
+    return ["### Our fixes\n", md_table(head, rows)]
+
+
 def to_json(res: ReconcileResult) -> dict[str, Any]:
     """The machine-readable report."""
     return {
@@ -257,6 +270,10 @@ def to_json(res: ReconcileResult) -> dict[str, Any]:
         "notes": list(res.notes),
         "measurement": _measurement_json(res.measurement),
         "answers": answers_json(res),
+        "fixes": [
+            {"fix": fid, "shared_runtime_files": list(files)}
+            for fid, files in res.fix_overlap()
+        ],
     }
 
 

@@ -39,6 +39,15 @@ class ReconcileResult:
     matrix: Matrix
     notes: tuple[str, ...] = ()
     trees: Trees | None = None  # stacks as built; the resend table
+    fixes: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (our fix, its files)
+
+    def fix_overlap(self) -> list[tuple[str, tuple[str, ...]]]:
+        """Each of our fixes and the runtime files of it the competitor
+        changes too (none: the two do not meet on that fix)."""
+        theirs = set(self.theirs.paths)
+        return [
+            (fid, tuple(f for f in files if f in theirs)) for fid, files in self.fixes
+        ]
 
     @property
     def measurement(self) -> Measurement:

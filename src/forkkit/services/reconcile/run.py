@@ -277,8 +277,10 @@ def _compare(
         trees = _resend(bench, columns, opts=opts)
     classified = tuple(classify_side(s, cells) for s in tests)
     runtimes = tuple(col.runtime for col in columns)
+    fixes = load_fixes(cfg)
     return ReconcileResult(
-        title=load_fixes(cfg).title,
+        title=fixes.title,
+        fixes=tuple((f.id, f.runtime_files) for f in fixes.fixes),
         competitor=shown_ref(comp, cfg.root),
         competitor_kind=comp.kind,
         base_label=fork.upstream_label,
