@@ -123,8 +123,10 @@ def suites_base(session: nox.Session) -> None:
 
 @nox.session(python=PY)
 def red_green(session: nox.Session) -> None:
-    """The main job: prove the fix red/green and write the report."""
-    _forkkit(session, "red-green", *session.posargs)
+    """The main job: every fix proven alone on every upstream line (the
+    project's pin and ``[line] also``), one table; with args, the pin's line
+    only (``red-green ARGS``)."""
+    _forkkit(session, "red-green", *(session.posargs or ["--all-lines"]))
 
 
 @nox.session(python=PY)

@@ -66,6 +66,8 @@ class ForkConfig:
     fixes: tuple[FixDecl, ...]
     testenv: TestEnvSpec
     workdir: Path
+    line: str = ""  # [line] name: this upstream line's own folders
+    also: tuple[Path, ...] = ()  # [line] also: the other lines' fork.toml files
 
     @property
     def root(self) -> Path:
@@ -73,8 +75,14 @@ class ForkConfig:
 
     @property
     def work(self) -> Workdir:
-        """The workdir: every path under it, its lock and run folders."""
-        return Workdir(self.workdir)
+        """The workdir: every path under it, its lock and run folders (the
+        line's own under ``lines/NAME``)."""
+        return Workdir(self.workdir, line=self.line)
+
+    @property
+    def line_label(self) -> str:
+        """How reports name the line: its name, or its upstream."""
+        return self.line or self.upstream.label
 
     def with_upstream(self, **changes: str) -> ForkConfig:
         """A copy with some upstream fields replaced (e.g. a rebase target).
@@ -192,6 +200,7 @@ _KNOWN: dict[str, frozenset[str]] = {
     "fix": frozenset({"id", "title", "forwarded", "origin", "related_suites"}),
     "testenv": frozenset({"torch", "requirements", "extra", "env", "deselect"}),
     "workdir": frozenset({"path"}),
+    "line": frozenset({"name", "also"}),
 }
 
 
@@ -245,7 +254,20 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
         fixes=_fixes(data, path),
         testenv=_testenv(data, path),
         workdir=_workdir(data, path),
+        **_line(data, path),
     )
+
+
+def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``[line]``: this line's name (a folder name) and the other lines."""
+    lt = _table(data, "line", path.name)
+    where = f"{path.name} [line]"
+    name = _opt(lt, "name", where)
+    if name:
+        path_component(name, what=f"{where} name")
+    also = _req(lt, "also", where, kind=list) if "also" in lt else []
+    paths = tuple(Path(os.path.normpath(path.parent / p)) for p in also)
+    return {"line": name, "also": paths}
 
 
 def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:

@@ -34,9 +34,21 @@ class WorkdirBusy(ForkkitError):
 
 @dataclass(frozen=True)
 class Workdir:
-    """The folder forkkit materializes into (``.forkkit`` by default)."""
+    """The folder forkkit materializes into (``.forkkit`` by default).
+
+    A named upstream line (``[line] name``) keeps its own fork tree, run and
+    report folders, rebase and reconcile repositories under
+    ``lines/NAME/``, so proving one line never rebuilds or overwrites
+    another; the sdist cache, extracted upstreams, venvs and the result cache
+    (all keyed by their content) are shared, as is the lock."""
 
     root: Path
+    line: str = ""  # "" : the default line, at the top of the workdir
+
+    @property
+    def _own(self) -> Path:
+        """The line's own folder."""
+        return self.root / "lines" / self.line if self.line else self.root
 
     # -- paths -----------------------------------------------------------
     @property
@@ -50,8 +62,8 @@ class Workdir:
 
     @property
     def fork(self) -> Path:
-        """The default fork tree."""
-        return self.root / "fork"
+        """The line's fork tree."""
+        return self._own / "fork"
 
     @property
     def venvs(self) -> Path:
@@ -61,7 +73,7 @@ class Workdir:
     @property
     def reports(self) -> Path:
         """Published reports, one folder per command."""
-        return self.root / "reports"
+        return self._own / "reports"
 
     def report_dir(self, stem: str) -> Path:
         """The published report folder of one command (``reports/STEM``)."""
@@ -70,22 +82,22 @@ class Workdir:
     @property
     def runs(self) -> Path:
         """Run folders in progress."""
-        return self.root / "runs"
+        return self._own / "runs"
 
     @property
     def rebase_repo(self) -> Path:
         """The rebase helper's own repository (rerere persists there)."""
-        return self.root / "rebase" / "repo"
+        return self._own / "rebase" / "repo"
 
     def rebase_dir(self, name: str) -> Path:
         """A folder of the rebase helper: ``out`` (the refreshed series),
         ``fork`` (the tree it is proven on), ``cache`` (reused JUnit), ``runs``."""
-        return self.root / "rebase" / name
+        return self._own / "rebase" / name
 
     @property
     def reconcile_repo(self) -> Path:
         """The fork tree reconcile builds its combinations in."""
-        return self.root / "reconcile" / "repo"
+        return self._own / "reconcile" / "repo"
 
     @property
     def results(self) -> Path:

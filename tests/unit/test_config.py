@@ -284,3 +284,12 @@ def test_workdir_naming_a_file(
     with pytest.raises(ForkkitError, match="FORKKIT_WORKDIR") as exc:
         load_config(_write(tmp_path, MINIMAL.format(sha=SHA)))
     assert str(exc.value).startswith(f"{workdir}: the workdir is not a folder")
+
+
+def test_the_repository_carries_its_fixes_on_two_lines() -> None:
+    main = load_config(REPO / "fork.toml")
+    assert main.line == "" and main.also == (REPO / "pins" / "0.30.0" / "fork.toml",)
+    old = load_config(main.also[0])
+    assert old.line == "0.30" and old.work.fork == REPO / ".forkkit/lines/0.30/fork"
+    assert main.work.fork == REPO / ".forkkit" / "fork"
+    assert old.work.results == main.work.results  # shared, keyed by content

@@ -54,13 +54,14 @@ class DocType:
 # The documents forkkit writes (one per command that publishes a report).
 PROOF = DocType("forkkit.red-green", 1, "red/green report")
 SUMMARY = DocType("forkkit.red-green-summary", 1, "red/green summary")
+LINES = DocType("forkkit.red-green-lines", 1, "red/green of every line")
 REBASE = DocType("forkkit.rebase", 1, "rebase report")
 RECONCILE = DocType("forkkit.reconcile", 1, "reconcile report")
 REPRO = DocType("forkkit.repro", 1, "repro report")
 WATCH = DocType("forkkit.watch", 1, "watch report")
 SUITES = DocType("forkkit.suites", 1, "suites report")
 GPU_CHECK = DocType("forkkit.gpu-check", 1, "GPU check report")
-DOC_TYPES = (PROOF, SUMMARY, REBASE, RECONCILE, REPRO, WATCH, SUITES, GPU_CHECK)
+DOC_TYPES = (PROOF, SUMMARY, LINES, REBASE, RECONCILE, REPRO, WATCH, SUITES, GPU_CHECK)
 
 
 def md_escape(cell: object) -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.cliopts import (
@@ -12,17 +11,14 @@ from forkkit.cliopts import (
     add_parallel_option,
     add_upstream_options,
 )
+from forkkit.commands.redgreen.model import Request
+from forkkit.commands.redgreen.run import prove_all_lines, prove_line
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import load_fixes
-from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.patches.fixes import Fix
-from forkkit.services.proof.model import ProofChecks, RedGreenResult, patch_commit
-from forkkit.services.proof.run import prove, resolve_parallel
-from forkkit.services.proof.summary import SUMMARY_STEM, prove_fixes, prove_one_fix
-from forkkit.testing.cache import ResultCache
-from forkkit.testing.suiterun import SuiteRun
+from forkkit.services.proof.lines import LINES_STEM
+from forkkit.services.proof.model import ProofChecks
+from forkkit.services.proof.summary import SUMMARY_STEM
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--fix",
         metavar="ID",
         help="prove this fix alone (default: every fix of the series, each alone)",
+    )
+    parser.add_argument(
+        "--all-lines",
+        action="store_true",
+        help="every upstream line ([line] also in fork.toml): each proven as "
+        "here, and one table of every fix on every line (reports/lines)",
     )
     parser.add_argument(
         "--tests",
@@ -96,16 +98,6 @@ def _add_base_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _base(req: Request, tree: ForkTree) -> str | None:
-    """The revision ``--base`` or ``--base-patch`` names (None: neither)."""
-    if req.base_patch is None:
-        return req.base
-    try:
-        return patch_commit(tree.patch_commits, req.base_patch)[1]
-    except ValueError as exc:
-        raise ForkkitError(f"--base-patch {req.base_patch}: {exc}") from None
-
-
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
     """The guards' option, the flake check and the hunk matrix."""
     parser.add_argument(
@@ -156,28 +148,11 @@ def _checks(args: argparse.Namespace) -> ProofChecks:
     )
 
 
-@dataclass(frozen=True, kw_only=True)
-class Request:
-    """A red/green proof, as asked."""
-
-    dest: Path | None
-    fix: str | None  # None: every fix
-    tests: tuple[str, ...] | None  # None: the fix's own focused tests
-    pytest_args: tuple[str, ...]
-    related: bool
-    out: Path | None
-    parallel: str  # on, off, auto
-    timeout: float | None
-    fresh: bool
-    checks: ProofChecks
-    base: str | None
-    base_patch: str | None
-
-
 def request(args: argparse.Namespace) -> Request:
     return Request(
         dest=args.dest,
         fix=args.fix,
+        all_lines=args.all_lines,
         tests=tuple(args.tests) if args.tests else None,
         pytest_args=tuple(args.pytest_args),
         related=args.related,
@@ -192,45 +167,18 @@ def request(args: argparse.Namespace) -> Request:
 
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
-    """Prove each fix alone; the summary and each fix's Markdown (also the
-    job summary); 0 when every fix is proven."""
-    fixes = load_fixes(cfg)
-    chosen = fixes.pick(req.fix)
-    if req.tests and len(chosen) > 1:
-        raise ForkkitError(
-            f"--tests: the series has {len(chosen)} fixes "
-            f"({', '.join(f.id for f in chosen)}); name the one they prove with --fix"
+    """Prove each fix alone (on every line with ``--all-lines``); the
+    summary and each fix's Markdown (also the job summary); 0 when every fix
+    is proven."""
+    if req.all_lines:
+        lines = prove_all_lines(cfg, req)
+        markdown = lines.markdown
+        return Outcome(
+            code=0 if lines.doc.valid else 1,
+            out=markdown,
+            report=Shown(lines.folder, LINES_STEM, markdown),
         )
-    tree = materialize(cfg, dest=req.dest)
-    base = _base(req, tree)
-    parallel = resolve_parallel(req.parallel)
-    # one cache for every fix: with --fresh, a run made now serves them all
-    cache = ResultCache(cfg.work.results, fresh=req.fresh)
-
-    def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
-        return prove(
-            cfg,
-            tree,
-            tests=list(req.tests) if req.tests else None,
-            pytest_args=req.pytest_args,
-            related=req.related,
-            out_dir=out,
-            parallel=parallel,
-            timeout=req.timeout,
-            fresh=req.fresh,
-            checks=req.checks,
-            base=base,
-            fix=fix.id,
-            fixes=fixes,
-            cache=cache,
-        )
-
-    if req.fix is None:
-        proven = prove_fixes(cfg, chosen, out=req.out, prove_one=prove_one)
-    else:  # that fix's report alone is replaced; the summary is written again
-        proven = prove_one_fix(
-            cfg, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
-        )
+    proven = prove_line(cfg, req)
     markdown = proven.markdown
     return Outcome(
         code=0 if proven.summary.valid else 1,

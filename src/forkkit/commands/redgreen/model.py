@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit red-green``: the request (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from forkkit.services.proof.model import ProofChecks
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """A red/green proof, as asked."""
+
+    dest: Path | None
+    fix: str | None  # None: every fix
+    all_lines: bool  # every upstream line, one table
+    tests: tuple[str, ...] | None  # None: the fix's own focused tests
+    pytest_args: tuple[str, ...]
+    related: bool
+    out: Path | None
+    parallel: str  # on, off, auto
+    timeout: float | None
+    fresh: bool
+    checks: ProofChecks
+    base: str | None
+    base_patch: str | None

@@ -1,0 +1,74 @@
+"""Upstream lines: each its own fork tree and reports; every fix on every line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkkit import cli
+from forkkit.config import load_config
+from forkkit.errors import ForkkitError
+from forkkit.fork.tree import materialize
+from tests.synthetic import (
+    CALC_CONTEXT_MOVED,
+    SyntheticUpstream,
+    make_project,
+    toy_release,
+    toy_testenv_python,
+)
+
+
+@pytest.mark.e2e
+def test_two_lines_live_side_by_side(
+    toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
+    main = make_project(tmp_path / "main", toy_upstream, "1.0")
+    other = make_project(tmp_path / "old", toy_upstream, "1.1")
+    other.path.write_text(other.path.read_text() + '\n[line]\nname = "1.1"\n')
+    main.path.write_text(
+        main.path.read_text() + '\n[line]\nalso = ["../old/fork.toml"]\n'
+    )
+    main, other = load_config(main.path), load_config(other.path)
+    assert (main.line, other.line, main.also) == ("", "1.1", (other.path,))
+    # each line its own fork tree: building one never rebuilds the other
+    a = materialize(main)
+    b = materialize(other)
+    assert a.path != b.path and b.path == tmp_path / "wd" / "lines" / "1.1" / "fork"
+    assert materialize(main).head == a.head and a.repo.rev("HEAD") == a.head
+    # every fix on every line, one table; each line's reports its own
+    assert cli.main(["--config", str(main.path), "red-green", "--all-lines"]) == 0
+    lines = json.loads((main.work.report_dir("lines") / "summary.json").read_text())
+    assert lines["schema"] == "forkkit.red-green-lines" and lines["valid"]
+    assert [(ln["line"], [f["fix"] for f in ln["fixes"]]) for ln in lines["lines"]] == [
+        ("toy 1.0", ["toy-fix"]),
+        ("1.1", ["toy-fix"]),
+    ]
+    assert (
+        lines["lines"][1]["summary"] == "../../lines/1.1/reports/red_green/summary.md"
+    )
+    md = (main.work.report_dir("lines") / "summary.md").read_text()
+    assert (
+        "| `toy-fix` | ✅ red/green (1 FAIL_TO_PASS) | ✅ red/green (1 FAIL_TO_PASS) |"
+        in md
+    )
+    for cfg in (main, other):
+        assert (
+            cfg.work.report_dir("red_green") / "toy-fix" / "red_green.json"
+        ).is_file()
+    assert other.work.report_dir("red_green") != main.work.report_dir("red_green")
+
+
+def test_a_line_name_is_one_folder(tmp_path: Path) -> None:
+    toml = tmp_path / "fork.toml"
+    base = '[upstream]\nname = "t"\nsource = "sdist"\nversion = "1"\n'
+    base += f'sha256 = "{"a" * 64}"\n'
+    toml.write_text(base + '[testenv]\ntorch = "x"\n[line]\nname = "../up"\n')
+    with pytest.raises(
+        ForkkitError, match=r"\[line\] name '../up': not a release name"
+    ):
+        load_config(toml)
