@@ -181,7 +181,7 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     proven = prove_line(cfg, req)
     markdown = proven.markdown
     return Outcome(
-        code=0 if proven.summary.valid else 1,
+        code=0 if proven.valid else 1,
         out=markdown,
         report=Shown(proven.folder, SUMMARY_STEM, markdown),
     )

@@ -64,7 +64,7 @@ def line_doc(
         line=line,
         upstream=summary.upstream_label,
         summary=os.path.relpath(summary_file, folder),
-        valid=summary.valid,
+        valid=summary.valid,  # every fix of the line
         fixes=summary.fixes,
     )
 

@@ -158,6 +158,14 @@ class Proven:
     summary: SummaryDoc
     results: tuple[Result, ...]
     folder: Path  # where the summary is published
+    only: bool = False  # one fix asked for (--fix): its verdict is the exit's
+
+    @property
+    def valid(self) -> bool:
+        """What the exit code says: every fix proven (or the one asked for)."""
+        if self.only:
+            return all(r.valid for r in self.results)
+        return self.summary.valid
 
     @property
     def markdown(self) -> str:
@@ -248,7 +256,7 @@ def prove_one_fix(
     ]
     doc = summary_doc(result, rows)
     _write_summary(folder, doc)
-    return Proven(summary=doc, results=(result,), folder=folder)
+    return Proven(summary=doc, results=(result,), folder=folder, only=True)
 
 
 def _earlier(folder: Path, fix: Fix) -> FixRow:
