@@ -52,6 +52,7 @@ def test_two_lines_live_side_by_side(
         lines["lines"][1]["summary"] == "../../lines/1.1/reports/red_green/summary.md"
     )
     md = (main.work.report_dir("lines") / "summary.md").read_text()
+    assert "| fix | [toy 1.0](../red_green/summary.md) | [1.1 (toy 1.1)](" in md
     assert (
         "| `toy-fix` | ✅ red/green (1 FAIL_TO_PASS) | ✅ red/green (1 FAIL_TO_PASS) |"
         in md

@@ -81,11 +81,17 @@ def _cell(row: FixRow | None) -> str:
     return f"✅ red/green ({row.fail_to_pass} FAIL_TO_PASS)"
 
 
+def _name(line: LineDoc) -> str:
+    """A line's column: its name and upstream (the upstream alone when it is
+    the name, as for the project's default line)."""
+    return line.line if line.line == line.upstream else f"{line.line} ({line.upstream})"
+
+
 def render_lines(doc: LinesDoc) -> str:
     """The table: a row per fix, a column per line (linking its summary)."""
     ids = list(dict.fromkeys(r.fix for line in doc.lines for r in line.fixes))
     by_line = [{r.fix: r for r in line.fixes} for line in doc.lines]
-    heads = ["fix", *(f"[{ln.line} ({ln.upstream})]({ln.summary})" for ln in doc.lines)]
+    heads = ["fix", *(f"[{_name(ln)}]({ln.summary})" for ln in doc.lines)]
     rows = [[f"`{fid}`", *(_cell(rows.get(fid)) for rows in by_line)] for fid in ids]
     head = (
         "✅ every fix proven on every line"
