@@ -37,6 +37,13 @@ from tests.synthetic import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _toy_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test its own workdir; the toy suites run with this interpreter."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+
+
 def _patch(name: str, message: str, files: dict[str, str]) -> str:
     body = "".join(
         f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-x\n+{t}\n"
@@ -193,8 +200,6 @@ def _shared_file_project(tmp_path: Path, up: SyntheticUpstream) -> ForkConfig:
 def test_fixes_sharing_a_file_are_each_reverted_alone(
     toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
     cfg = _shared_file_project(tmp_path, toy_upstream)
     tree = materialize(cfg)
     fixes = load_fixes(cfg)
@@ -237,8 +242,6 @@ def test_a_patch_outside_every_fix_cannot_give_a_valid_proof(
 ) -> None:
     """The new user's case: a second patch the config does not describe. It
     was 'valid' with its test never run; now it is one line, exit 2."""
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
     toy_upstream.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY}))
     changes = [
         (
@@ -266,8 +269,6 @@ def test_a_fix_without_a_test_is_one_line(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
     changes = [("[Bugfix] limit, untested", {"toy/calc.py": FIXED_CALC})]
     cfg = make_project(tmp_path / "p", toy_upstream, "1.0", changes)
     assert cli.main(["--config", str(cfg.path), "red-green"]) == 2
@@ -321,8 +322,6 @@ def test_a_fix_that_cannot_be_measured_leaves_the_others_proven(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
     cfg = _limit_and_count(tmp_path, toy_upstream, tested=False)
     assert cli.main(["--config", str(cfg.path), "red-green", "--no-related"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
@@ -340,8 +339,6 @@ def test_a_fix_that_cannot_be_measured_leaves_the_others_proven(
 def test_proving_one_fix_keeps_the_other_reports(
     toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
     cfg = _limit_and_count(tmp_path, toy_upstream, tested=True)
     argv = ["--config", str(cfg.path), "red-green", "--no-related"]
     assert cli.main(argv) == 0
