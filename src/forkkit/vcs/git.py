@@ -36,7 +36,10 @@ _LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 # Every git forkkit runs: no line-ending rewrites, no advice, and the
 # housekeeping a command triggers (gc --auto, maintenance) done before it
 # returns, never left running behind it (it would keep a core busy while
-# --parallel auto samples the machine).
+# --parallel auto samples the machine). The user's own configuration cannot
+# change what forkkit writes or reads back: its commits are never signed and
+# run no hooks, its patches get no sign-off, cover letter, other suffix or
+# prefixes, and the output it parses has no colours or signatures.
 _CONFIG = tuple(
     arg
     for pair in (
@@ -44,6 +47,21 @@ _CONFIG = tuple(
         "advice.detachedHead=false",
         "gc.autoDetach=false",
         "maintenance.autoDetach=false",
+        "commit.gpgSign=false",
+        "tag.gpgSign=false",
+        "core.hooksPath=/dev/null",
+        "format.signOff=false",
+        "format.coverLetter=false",
+        "format.suffix=.patch",
+        "format.numbered=auto",
+        "format.filenameMaxLength=64",
+        "diff.noprefix=false",
+        "diff.mnemonicPrefix=false",
+        "diff.relative=false",
+        "color.ui=false",
+        "log.showSignature=false",
+        "apply.whitespace=nowarn",
+        "core.quotePath=true",
     )
     for arg in ("-c", pair)
 )
