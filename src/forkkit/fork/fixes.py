@@ -21,7 +21,7 @@ from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.vcs import Repo
-from forkkit.vcs.overlay import revert_hunks_commit
+from forkkit.vcs.overlay import revert_patches_commit
 
 SERIES_ID = "series"  # the whole series as one unit
 
@@ -108,11 +108,6 @@ def load_fixes(cfg: ForkConfig, series: Series | None = None) -> FixSet:
     return FixSet(fixes=fixes, patches=series.patches, config=cfg.path.name)
 
 
-def fix_of_patch(fixes: FixSet, name: str) -> Fix | None:
-    """The fix a patch (by file name) belongs to."""
-    return next((f for f in fixes.fixes if name in f.patches), None)
-
-
 def focused_targets(
     tree: ForkTree | Repo,
     fixes: FixSet,
@@ -188,10 +183,10 @@ def red_commit(tree: ForkTree, fixes: FixSet, fix: Fix, *, head: str) -> str:
     not reverse."""
     repo = Repo(tree.path)
     diffs = runtime_diffs(tree, fixes, fix)
-    done = revert_hunks_commit(
+    done = revert_patches_commit(
         repo,
         onto=head,
-        hunks=[text for _, text in diffs],
+        patches=[text for _, text in diffs],
         message=f"forkkit red of fix {fix.id}: its runtime changes reverted\n",
     )
     if done.failed >= 0:

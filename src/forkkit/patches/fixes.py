@@ -25,6 +25,8 @@ from forkkit.patches.symbols import enclosing, python_symbols
 from forkkit.patches.testids import qualname_node
 
 FIX_TRAILER = "Forkkit-Fix"
+# a ``[[fix]]`` table's header line in fork.toml, however it is spaced
+FIX_TABLE = re.compile(r"^\s*\[\[\s*fix\s*\]\]\s*(#.*)?$")
 FIX_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 

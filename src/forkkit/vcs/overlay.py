@@ -93,23 +93,14 @@ def revert_hunk_commit(
     """Commit ``onto``'s tree with ``patch`` (one hunk's standalone patch text)
     reverse-applied (``git apply --cached -R`` in a scratch index); the work
     tree, the index and every ref are left alone."""
-    onto_id = repo.rev(onto)
-    if onto_id is None:
-        raise ForkkitError(f"{repo.path}: no revision {onto!r}; materialize first")
-    with repo.scratch_index(f"revert-{threading.get_ident()}") as index:
-        index.read_tree(onto_id)
-        applied = index.apply(patch, reverse=True)
-        if not applied.ok:
-            return HunkRevert(applied)
-        tree = index.write_tree()
-    commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
-    return HunkRevert(applied, commit, tree)
+    done = revert_patches_commit(repo, onto=onto, patches=[patch], message=message)
+    return HunkRevert(done.applied, done.commit, done.tree)
 
 
 @dataclass(frozen=True)
 class SeriesRevert:
-    """``onto`` with several hunks reverse-applied, as a commit, or the index
-    (into ``hunks``) of the first hunk git could not reverse."""
+    """``onto`` with several patches reverse-applied, as a commit, or the index
+    (into ``patches``) of the first one git could not reverse."""
 
     commit: str = ""
     tree: str = ""
@@ -117,18 +108,18 @@ class SeriesRevert:
     applied: ApplyResult = field(default_factory=lambda: ApplyResult(ok=True))
 
 
-def revert_hunks_commit(
-    repo: Repo, *, onto: str, hunks: Sequence[str], message: str
+def revert_patches_commit(
+    repo: Repo, *, onto: str, patches: Sequence[str], message: str
 ) -> SeriesRevert:
-    """Commit ``onto``'s tree with each of ``hunks`` (standalone patch texts)
-    reverse-applied in the order given, in one scratch index; the work tree,
-    the index and every ref are left alone."""
+    """Commit ``onto``'s tree with each of ``patches`` (patch texts: a hunk's,
+    or a commit's diff) reverse-applied in the order given, in one scratch
+    index; the work tree, the index and every ref are left alone."""
     onto_id = repo.rev(onto)
     if onto_id is None:
         raise ForkkitError(f"{repo.path}: no revision {onto!r}; materialize first")
     with repo.scratch_index(f"revert-fix-{threading.get_ident()}") as index:
         index.read_tree(onto_id)
-        for i, text in enumerate(hunks):
+        for i, text in enumerate(patches):
             applied = index.apply(text, reverse=True)
             if not applied.ok:
                 return SeriesRevert(failed=i, applied=applied)

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from forkkit.errors import ForkkitError
-from forkkit.patches.fixes import FIX_TRAILER, fix_trailer
+from forkkit.patches.fixes import FIX_TABLE, FIX_TRAILER, fix_trailer
 
 # an mbox's "From <sha> <date>" separator line, as git format-patch writes it
 _FROM = re.compile(r"^From [0-9a-f]{40}(?:[0-9a-f]{24})? ", re.M)
 _TRAILER_LINE = re.compile(r"^[A-Za-z0-9-]+: \S")
 _NUMBER = re.compile(r"^\d{4}-")
-_FIX_TABLE = re.compile(r"^\s*\[\[\s*fix\s*\]\]\s*(#.*)?$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,7 +93,7 @@ def with_table(toml: str, table: str) -> str:
     before ``[testenv]``, or at the end); every other byte kept."""
     lines = toml.splitlines(keepends=True)
     heads = [i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)]
-    fixes = [i for i in heads if _FIX_TABLE.match(lines[i])]
+    fixes = [i for i in heads if FIX_TABLE.match(lines[i])]
     if fixes:
         after = [i for i in heads if i > fixes[-1]]
         at = after[0] if after else len(lines)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from forkkit.errors import ForkkitError
+from forkkit.patches.fixes import FIX_TABLE
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.testids import in_test_file, target_file
 from forkkit.services.rebase.model import SemanticCheck
@@ -53,7 +54,6 @@ def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ())
 
 
 _TABLE = re.compile(r"^\s*\[")
-FIX_TABLE = re.compile(r"^\s*\[\[\s*fix\s*\]\]\s*(#.*)?$")
 _ID = re.compile(r"""^\s*id\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.M)
 
 
