@@ -3,44 +3,19 @@
 from __future__ import annotations
 
 import os
-import re
 import tomllib
-import urllib.parse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from forkkit.errors import ForkkitError
 from forkkit.patches.fixes import FixDecl, check_fix_id
+from forkkit.pin import (
+    UpstreamSpec,
+    path_component,
+    upstream_from_fields,
+)
 from forkkit.workdir import Workdir
-
-
-@dataclass(frozen=True)
-class UpstreamSpec:
-    """Where pristine upstream comes from."""
-
-    name: str
-    source: str  # "sdist" or "git"
-    version: str
-    sha256: str
-    index_url: str
-    git_url: str
-    git_rev: str
-    sdist_url: str = ""  # optional explicit URL (skips the index lookup)
-
-    @property
-    def ident(self) -> str:
-        """A stable identifier of the pristine tree this spec selects."""
-        if self.source == "git":
-            return f"git:{self.git_url}@{self.git_rev}"
-        return f"sdist:{self.name}=={self.version}#sha256={self.sha256}"
-
-    @property
-    def label(self) -> str:
-        """Short human label, e.g. ``vllm 0.30.0`` or ``vllm@f0fbc98c488b``."""
-        if self.source == "git":
-            return f"{self.name}@{self.git_rev[:12]}"
-        return f"{self.name} {self.version}"
 
 
 @dataclass(frozen=True)
@@ -85,56 +60,9 @@ class ForkConfig:
         return self.line or self.upstream.label
 
     def with_upstream(self, **changes: str) -> ForkConfig:
-        """A copy with some upstream fields replaced (e.g. a rebase target).
-
-        Replaced URLs (e.g. from ``--git-url``) are checked like fork.toml's.
-        """
-        for key, value in changes.items():
-            if value and key in _URL_KEYS:
-                _URL_KEYS[key](value, f"upstream {key}")
-        return replace(self, upstream=replace(self.upstream, **changes))
-
-
-# -- URLs ----------------------------------------------------------------
-_GIT_SCHEMES = frozenset(
-    {"http", "https", "ssh", "git", "file", "ftp", "ftps", "git+ssh", "ssh+git"}
-)
-# scp-like ``[user@]host:path`` (git's own rule: no slash before the colon)
-_SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)\S")
-_HELPER = re.compile(r"^[A-Za-z][\w+.-]*::\S")
-
-
-def check_url(value: str, where: str) -> str:
-    """An index or download URL: ``http(s)://HOST/...`` or ``file:///PATH``."""
-    parts = urllib.parse.urlsplit(value)
-    ok = (parts.scheme in ("http", "https") and bool(parts.netloc)) or (
-        parts.scheme == "file" and bool(parts.path)
-    )
-    if not ok or any(c.isspace() for c in value):
-        raise ForkkitError(
-            f"{where}: {value!r} is not an http(s):// or file:// URL; fix the URL"
-        )
-    return value
-
-
-def check_git_url(value: str, where: str) -> str:
-    """A URL git can fetch: a known scheme, ``host:path`` or an absolute path."""
-    scheme, sep, rest = value.partition("://")
-    if sep:
-        ok = scheme.lower() in _GIT_SCHEMES and bool(rest.strip())
-    else:
-        ok = bool(
-            _HELPER.match(value) or _SCP_LIKE.match(value) or Path(value).is_absolute()
-        )
-    if not ok:
-        raise ForkkitError(
-            f"{where}: {value!r} is not a git URL; use https://HOST/REPO, "
-            "ssh://..., HOST:PATH, file:///PATH or an absolute path"
-        )
-    return value
-
-
-_URL_KEYS = {"index_url": check_url, "sdist_url": check_url, "git_url": check_git_url}
+        """A copy with some upstream fields replaced (e.g. a rebase target),
+        checked like fork.toml's (:meth:`UpstreamSpec.changed`)."""
+        return replace(self, upstream=self.upstream.changed(**changes))
 
 
 def check_folder_path(
@@ -154,21 +82,6 @@ def check_folder_path(
     if writable and not os.access(probe, os.W_OK | os.X_OK):
         raise ForkkitError(f"{path}: {what} is not writable ({probe}); {fix}")
     return path
-
-
-# A name or version becomes a folder name under the workdir: one component.
-_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!-]*")
-
-
-def path_component(value: str, *, what: str) -> str:
-    """``value`` when it can name one folder (no ``/``, no ``..``, not
-    hidden); one line naming ``what`` otherwise."""
-    if not _COMPONENT.fullmatch(value) or ".." in value:
-        raise ForkkitError(
-            f"{what} {value!r}: not a release name or version (letters, digits "
-            "and . _ + ! -, no '..'); fix it"
-        )
-    return value
 
 
 def _req(table: dict[str, Any], key: str, where: str, *, kind: type = str) -> Any:
@@ -193,6 +106,7 @@ _KNOWN: dict[str, frozenset[str]] = {
             "index_url",
             "git_url",
             "git_rev",
+            "git_commit",
             "sdist_url",
         }
     ),
@@ -273,28 +187,10 @@ def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
 def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:
     up = _table(data, "upstream", path.name)
     where = f"{path.name} [upstream]"
-    source = _req(up, "source", where)
-    if source not in ("sdist", "git"):
-        raise ForkkitError(f"{where}: source must be 'sdist' or 'git', not {source!r}")
-    sha = _req(up, "sha256", where)
-    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-        raise ForkkitError(f"{where}: sha256 must be 64 lowercase hex digits")
-    upstream = UpstreamSpec(
-        name=path_component(_req(up, "name", where), what=f"{where} name"),
-        source=source,
-        version=path_component(_req(up, "version", where), what=f"{where} version"),
-        sha256=sha,
-        index_url=_opt(up, "index_url", where, default="https://pypi.org/simple"),
-        git_url=_opt(up, "git_url", where),
-        git_rev=_opt(up, "git_rev", where),
-        sdist_url=_opt(up, "sdist_url", where),
-    )
-    if source == "git" and not (upstream.git_url and upstream.git_rev):
-        raise ForkkitError(f"{where}: source 'git' needs git_url and git_rev")
-    for key, check in _URL_KEYS.items():
-        if value := getattr(upstream, key):
-            check(value, f"{path} [upstream] {key}")
-    return upstream
+    for key in ("source", "name"):
+        _req(up, key, where)
+    fields = {key: _opt(up, key, where) for key in up}
+    return upstream_from_fields(fields, where=f"{path} [upstream]")
 
 
 # The single-[fix] format (one implicit fix, its files listed by hand).

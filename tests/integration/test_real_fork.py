@@ -38,7 +38,7 @@ def fork(real_fork: ForkTree) -> ForkTree:
 
 
 def test_pinned_base_is_stable(cfg: ForkConfig, fork: ForkTree) -> None:
-    assert cfg.upstream.version == "0.30.0"
+    assert cfg.upstream.release.version == "0.30.0"
     assert fork.base_tree == BASE_TREE
     assert fork.base == BASE_COMMIT
     assert fork.repo.rev(BASE_TAG) == BASE_COMMIT

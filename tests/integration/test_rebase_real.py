@@ -39,8 +39,8 @@ def _pinned_venv(cfg: ForkConfig, monkeypatch: pytest.MonkeyPatch) -> None:
     sdists = cfg.workdir / "cache" / "sdist"
     tree = extract_sdist(
         fetch_sdist(cfg.upstream, sdists),
-        cfg.workdir / "upstream" / f"vllm-{cfg.upstream.version}",
-        cfg.upstream.sha256,
+        cfg.workdir / "upstream" / f"vllm-{cfg.upstream.release.version}",
+        cfg.upstream.release.sha256,
     )
     python = ensure_testenv(cfg, tree).python
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(python))
@@ -70,7 +70,7 @@ def _series_on_030(
     bytes of fork.toml and patches/ before the test."""
     cfg = load_config(PIN_030)
     series = load_series(cfg.series_file, cfg.patches_dir)
-    if cfg.upstream.version != "0.30.0" or len(series.patches) < at_least:
+    if cfg.upstream.release.version != "0.30.0" or len(series.patches) < at_least:
         pytest.skip("measured for the series pinned to vLLM 0.30.0")
     before = {p: p.read_bytes() for p in [cfg.path, *cfg.patches_dir.iterdir()]}
     _pinned_venv(cfg, monkeypatch)

@@ -110,7 +110,7 @@ def test_workdir_override_is_absolute(
 def test_with_upstream_switches_to_git() -> None:
     cfg = load_config(REPO / "fork.toml")
     git = cfg.with_upstream(source="git", git_rev="v0.30.0")
-    assert git.upstream.ident == f"git:{cfg.upstream.git_url}@v0.30.0"
+    assert git.upstream.ident == f"git:{cfg.upstream.commit_pin.url}@v0.30.0"
     assert git.upstream.label == "vllm@v0.30.0"
     assert git.fixes == cfg.fixes
     assert cfg.upstream.source == "sdist"  # the original is unchanged
@@ -198,9 +198,9 @@ def test_repository_fork_toml(where: str, version: str, sha256: str) -> None:
     fix's tests) and the integration tests' (the fix as carried on 0.30.0)."""
     cfg = load_config(REPO / where)
     up = cfg.upstream
-    assert (up.name, up.source, up.version) == ("vllm", "sdist", version)
-    assert up.sha256 == sha256
-    assert up.git_url and up.git_rev
+    assert (up.name, up.source, up.release.version) == ("vllm", "sdist", version)
+    assert up.release.sha256 == sha256
+    assert up.commit_pin.url and up.commit_pin.commit
     assert cfg.series_file == cfg.path.parent / "patches" / "series"
     assert cfg.workdir == REPO / ".forkkit"  # normalized: no ".." in reports
     assert [d.id for d in cfg.fixes] == list(SEED_FIXES)
@@ -263,14 +263,15 @@ def test_malformed_url(tmp_path: Path, key: str, value: str) -> None:
 def test_well_formed_url(tmp_path: Path, key: str, value: str) -> None:
     text = MINIMAL.format(sha=SHA).replace("[[fix]]", f'{key} = "{value}"\n\n[[fix]]')
     cfg = load_config(_write(tmp_path, text))
-    assert getattr(cfg.upstream, key) == value
+    assert cfg.upstream.fields()[key] == value
 
 
 def test_with_upstream_checks_a_replaced_url(tmp_path: Path) -> None:
     cfg = load_config(_write(tmp_path, MINIMAL.format(sha=SHA)))
     with pytest.raises(ForkkitError, match="git_url: 'not a url' is not a git URL"):
         cfg.with_upstream(git_url="not a url", source="git")
-    assert cfg.with_upstream(git_url="/srv/toy.git").upstream.git_url == "/srv/toy.git"
+    moved = cfg.with_upstream(git_url="/srv/toy.git").upstream
+    assert moved.fields()["git_url"] == "/srv/toy.git"
 
 
 @pytest.mark.parametrize("under", [False, True])

@@ -47,7 +47,7 @@ def test_a_new_fix_from_an_empty_folder_in_three_commands(
     # 1. init: the sha256 comes from the index
     assert cli.main(["init", "toy==1.0", "--dir", str(proj), "--index-url", index]) == 0
     cfg = load_config(proj / "fork.toml")
-    assert cfg.upstream.sha256 == toy_upstream.sha256("1.0") and cfg.fixes == ()
+    assert cfg.upstream.release.sha256 == toy_upstream.sha256("1.0") and cfg.fixes == ()
     # 2. fix add: the trailer added, the fix derived, related suites suggested
     conf = ["--config", str(proj / "fork.toml")]
     argv = [*conf, "fix", "add", "limit", str(tmp_path / "mine" / patch)]

@@ -269,7 +269,7 @@ def test_a_failed_build_never_takes_the_edits_made_after_it(
     once the pin was right again, rebuilt over the edits made in between."""
     forkkit(project, "materialize", check=True)
     toml = project.path.read_text()
-    wrong = toml.replace(project.upstream.sha256, "0" * 64)
+    wrong = toml.replace(project.upstream.release.sha256, "0" * 64)
     project.path.write_text(wrong)
     failed = forkkit(project, "materialize")
     assert failed.returncode == 2 and "sha256" in failed.stderr
@@ -341,7 +341,7 @@ def test_status_tells_a_failed_fetch_and_a_live_build_apart(
     (no build touched the tree), and the same during a build still running."""
     forkkit(project, "materialize", check=True)
     toml = project.path.read_text()
-    project.path.write_text(toml.replace(project.upstream.sha256, "0" * 64))
+    project.path.write_text(toml.replace(project.upstream.release.sha256, "0" * 64))
     assert forkkit(project, "materialize").returncode == 2
     assert "stopped before it touched the work tree" in _status(project)
     project.path.write_text(toml)

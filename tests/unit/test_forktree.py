@@ -269,8 +269,10 @@ def test_git_source_mode(tmp_path: Path, toy_upstream: SyntheticUpstream) -> Non
     upstream = Git(toy_upstream.bare)
     assert tree.upstream_commit == toy_upstream.rev("1.0")
     assert tree.base_tree == upstream.out("rev-parse", "v1.0^{tree}")
-    assert tree.upstream == f"git:{toy_upstream.bare.as_uri()}@v1.0"
-    assert tree.upstream_label == "toy@v1.0"
+    # a tag or branch is named by the commit it was at: it never freezes
+    commit = toy_upstream.rev("1.0")
+    assert tree.upstream == f"git:{toy_upstream.bare.as_uri()}@{commit}"
+    assert tree.upstream_label == f"toy@{commit[:12]}"
     assert _subjects(Git(tree.path)) == [s for s, _ in TWO_PATCHES]
     # the same files as the sdist: the same base tree and patched tree
     sdist_tree = materialize(cfg)
@@ -287,9 +289,8 @@ def test_git_source_mode(tmp_path: Path, toy_upstream: SyntheticUpstream) -> Non
 
 
 def test_git_source_without_url_is_a_clear_error(toy_project: ForkConfig) -> None:
-    cfg = toy_project.with_upstream(source="git", git_url="", git_rev="v1.0")
-    with pytest.raises(ForkkitError, match="git source needs git_url and git_rev"):
-        materialize(cfg)
+    with pytest.raises(ForkkitError, match="source 'git' needs git_url and git_rev"):
+        toy_project.with_upstream(source="git", git_url="", git_rev="v1.0")
 
 
 def test_missing_series_entry(toy_project: ForkConfig) -> None:

@@ -22,6 +22,7 @@ INFRA = (
     "process",
     "errors",
     "config",
+    "pin",
     "faults",
 )
 COMMANDS = ("commands", "cli", "cliopts")
@@ -206,6 +207,7 @@ def test_no_import_cycle() -> None:
 # What each package may import of forkkit besides itself: the README's layout
 # table, column "may import" (a change to one is a change to both).
 _HELPERS = ("errors", "faults", "signals", "process", "txn", "workdir", "config")
+_HELPERS += ("pin",)
 _INFRA = {
     "errors": set(),
     "faults": set(),
@@ -214,13 +216,14 @@ _INFRA = {
     "output": {"errors"},
     "txn": {"errors", "faults", "process", "signals"},
     "workdir": {"errors", "faults", "output", "process"},
-    "config": {"errors", "patches", "workdir"},
+    "pin": {"errors"},
+    "config": {"errors", "patches", "pin", "workdir"},
     "cliopts": {"config"},
     "patches": {"errors"},
     "vcs": {"errors", "faults", "output", "process"},
-    "upstream": {"config", "errors", "faults", "output", "process", "vcs"},
-    "fork": {"config", "errors", "output", "patches", "txn", "upstream", "vcs"}
-    | {"workdir"},
+    "upstream": {"config", "errors", "faults", "output", "pin", "process", "vcs"},
+    "fork": {"config", "errors", "output", "patches", "pin", "txn", "upstream"}
+    | {"vcs", "workdir"},
     "testing": {"config", "errors", "faults", "fork", "output", "patches"}
     | {"process"}
     | {"signals", "vcs", "workdir"},

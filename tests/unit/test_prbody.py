@@ -189,7 +189,7 @@ def test_pr_body_on_the_toy_fork(
     assert "git checkout v1.0 -- toy/calc.py\n" in body
     assert "forkkit verify .forkkit/reports/red_green/toy-fix/red_green.json" in body
     assert "--junitxml" not in body and "junit_family" not in body
-    assert toy_project.upstream.sha256 in body
+    assert toy_project.upstream.release.sha256 in body
     assert "Related suites (`tests`) on the fix: 3 passed, 0 failed" in body
     assert "AI assistance: <!-- describe -->" in body
     assert "Resend reproduction" not in body and "Competing change" not in body

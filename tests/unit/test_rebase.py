@@ -94,8 +94,14 @@ def test_repin_toml_changes_only_pin_lines() -> None:
         text, {"version": "0.31.0", "sha256": "bb", "sdist_url": "u"}, ["sdist_url"]
     )
     assert out == text.replace('"0.30.0"', '"0.31.0"').replace('"aa"', '"bb"')
-    with pytest.raises(ForkkitError, match="no 'sha256"):
-        repin_toml('[upstream]\nversion = "1"\n', {"sha256": "x"})
+    # a key the file lacks (git_commit on a fork that never pinned one) is
+    # added at the end of [upstream]; with no [upstream] at all it is refused
+    added = repin_toml('[upstream]\nversion = "1"\n\n[patches]\n', {"git_commit": "c"})
+    assert added == '[upstream]\nversion = "1"\ngit_commit = "c"\n\n[patches]\n'
+    fix = '[upstream]\nversion = "1"\n[[fix]]\nversion = "keep"\n'
+    assert repin_toml(fix, {"version": "2"}) == fix.replace('"1"', '"2"', 1)
+    with pytest.raises(ForkkitError, match="no \\[upstream\\] table"):
+        repin_toml('[patches]\ndir = "p"\n', {"sha256": "x"})
 
 
 def test_split_runtime_and_targets() -> None:
@@ -169,9 +175,9 @@ def test_clean_rebase_writes_only_with_apply(
     done = rebase(toy_project, target, unproven)
     assert done.written and done.unproven
     cfg = load_config(toy_project.path)
-    assert cfg.upstream.version == "1.1"
-    assert cfg.upstream.sha256 == toy_upstream.sha256("1.1")
-    assert cfg.upstream.sdist_url.endswith("toy-1.1.tar.gz")
+    assert cfg.upstream.release.version == "1.1"
+    assert cfg.upstream.release.sha256 == toy_upstream.sha256("1.1")
+    assert cfg.upstream.release.sdist_url.endswith("toy-1.1.tar.gz")
     # only the pin lines changed
     old = before["fork.toml"].decode().splitlines()
     new = toy_project.path.read_text().splitlines()
@@ -551,9 +557,10 @@ def test_cli_git_rev_and_reports(
     assert rc == 0
     assert "3way" in capsys.readouterr().out
     cfg = load_config(toy_project.path)
-    assert cfg.upstream.source == "git" and cfg.upstream.git_rev == toy_upstream.rev(
-        "1.1"
-    )
+    # the followed revision stays a name; the commit it was at is the pin
+    git = cfg.upstream.commit_pin
+    assert cfg.upstream.source == "git" and git.rev == "v1.1"
+    assert git.commit == toy_upstream.rev("1.1")
     data = json.loads(report_path(toy_project, "rebase.json").read_text())
     assert data["outcome"] == "rebased" and data["proof_valid"] is True
     assert not data["unproven"]
@@ -593,7 +600,7 @@ def test_apply_unproven_writes_and_the_report_says_unproven(
 ) -> None:
     toy_upstream.publish("1.1", toy_release({"toy/extra.py": "X = 1\n"}))
     assert run_cli(toy_project, "--apply-unproven", *NO_PROOF) == 0
-    assert load_config(toy_project.path).upstream.version == "1.1"
+    assert load_config(toy_project.path).upstream.release.version == "1.1"
     data = json.loads(report_path(toy_project, "rebase.json").read_text())
     assert data["unproven"] and data["written"]
     md = report_path(toy_project, "rebase.md").read_text()

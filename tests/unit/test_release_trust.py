@@ -31,7 +31,7 @@ def test_one_trust_policy(
 ) -> None:
     sdist, sha = toy_upstream.publish("1.1", toy_release({"toy/x.py": ""}))
     tofu = _trust(toy_project)
-    assert tofu.tofu and tofu.spec.sha256 == sha
+    assert tofu.tofu and tofu.spec.release.sha256 == sha
     assert tofu.trust.startswith(f"trust on first use: sha256 {sha} of {sdist.name}")
     assert tofu.trust.endswith("; pin it with --sha256")
     assert tofu.spec.ident == f"sdist:toy==1.1#sha256={sha}"
@@ -56,7 +56,7 @@ def test_one_trust_policy(
     # a URL given outright is verified against --sha256 alone, as a pin is
     page.unlink()
     named = _trust(toy_project, sha256=sha, sdist_url=sdist.as_uri())
-    assert named.spec.sdist_url == sdist.as_uri() and not named.tofu
+    assert named.spec.release.sdist_url == sdist.as_uri() and not named.tofu
     with pytest.raises(ForkkitError, match=r"^--sdist-url: 'nowhere' is not"):
         _trust(toy_project, sha256=sha, sdist_url="nowhere")
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.config import ForkConfig, UpstreamSpec
+from forkkit.config import ForkConfig
+from forkkit.pin import SdistPin, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
 from forkkit.upstream.git import fetch_git_rev
@@ -162,11 +163,8 @@ def _spec(index: FakeIndex, sha256: str, version: str = "1.0") -> UpstreamSpec:
     return UpstreamSpec(
         name="toy",
         source="sdist",
-        version=version,
-        sha256=sha256,
         index_url=f"{index.url}/simple",
-        git_url="",
-        git_rev="",
+        sdist=SdistPin(version, sha256),
     )
 
 
@@ -234,7 +232,8 @@ def test_fetch_refuses_a_download_that_differs_from_the_pin(
     assert "/files/toy-1.0.tar.gz" not in fake_index.requests
     # An explicit URL skips the index; the downloaded bytes are checked.
     spec = replace(
-        _spec(fake_index, pin), sdist_url=fake_index.file_url("toy-1.0.tar.gz")
+        _spec(fake_index, pin),
+        sdist=SdistPin("1.0", pin, fake_index.file_url("toy-1.0.tar.gz")),
     )
     with pytest.raises(ForkkitError, match=f"does not match the pin {pin}"):
         fetch_sdist(spec, tmp_path / "cache")
@@ -245,7 +244,7 @@ def test_fetch_refuses_a_download_that_differs_from_the_pin(
 def test_fetch_from_a_file_url(tmp_path: Path) -> None:
     up = SyntheticUpstream(tmp_path / "up")
     archive, sha = up.publish("1.0", BUGGY)
-    spec = UpstreamSpec("toy", "sdist", "1.0", sha, "", "", "", archive.as_uri())
+    spec = UpstreamSpec("toy", "sdist", sdist=SdistPin("1.0", sha, archive.as_uri()))
     assert fetch_sdist(spec, tmp_path / "c").read_bytes() == archive.read_bytes()
 
 
@@ -370,7 +369,7 @@ def test_a_cached_sdist_from_sdist_url_is_verified(tmp_path: Path) -> None:
     """The cached file of an explicit sdist_url is checked on every use."""
     up = SyntheticUpstream(tmp_path / "up")
     archive, sha = up.publish("1.0", BUGGY)
-    spec = UpstreamSpec("toy", "sdist", "1.0", sha, "", "", "", archive.as_uri())
+    spec = UpstreamSpec("toy", "sdist", sdist=SdistPin("1.0", sha, archive.as_uri()))
     cache = tmp_path / "cache"
     cached = fetch_sdist(spec, cache)
     cached.write_bytes(tar_tree({**BUGGY, "toy/evil.py": "X = 1\n"}, "toy-1.0"))
@@ -382,7 +381,7 @@ def test_a_cached_sdist_from_sdist_url_is_verified(tmp_path: Path) -> None:
 def test_a_sdist_cache_that_is_a_file_is_a_one_line_error(tmp_path: Path) -> None:
     up = SyntheticUpstream(tmp_path / "up")
     archive, sha = up.publish("1.0", BUGGY)
-    spec = UpstreamSpec("toy", "sdist", "1.0", sha, "", "", "", archive.as_uri())
+    spec = UpstreamSpec("toy", "sdist", sdist=SdistPin("1.0", sha, archive.as_uri()))
     cache = tmp_path / "cache"
     cache.write_text("a file")
     with pytest.raises(ForkkitError, match=f"{cache}: .*not a folder") as exc:
@@ -421,7 +420,7 @@ def test_fetch_git_rev_refuses_a_malformed_url(tmp_path: Path, url: str) -> None
 
 def test_an_sdist_url_without_a_file_name_is_refused(tmp_path: Path) -> None:
     url = "https://example.org/files/"
-    spec = UpstreamSpec("toy", "sdist", "1.0", "0" * 64, "", "", "", url)
+    spec = UpstreamSpec("toy", "sdist", sdist=SdistPin("1.0", "0" * 64, url))
     with pytest.raises(ForkkitError, match="does not end in a file name"):
         fetch_sdist(spec, tmp_path / "cache")
     assert not any((tmp_path / "cache").iterdir())

@@ -12,12 +12,13 @@ so the same verified upstream is committed once per repository.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from forkkit.config import UpstreamSpec
+from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
 from forkkit.output.progress import step
+from forkkit.pin import UpstreamSpec
 from forkkit.upstream.git import fetch_git_rev
 from forkkit.upstream.sdist import (
     EXTRACT_MANIFEST,
@@ -62,20 +63,38 @@ def pristine_commit(repo: Repo, *, spec: UpstreamSpec, work: Workdir) -> Pristin
     return Pristine(commit, m.group(1) if m else None)
 
 
+def resolved(repo: Repo, spec: UpstreamSpec) -> UpstreamSpec:
+    """``spec`` with its git commit known: a revision given without one (a
+    ``--rev`` on the command line) is fetched once and named by its commit,
+    so a branch never stands for whatever it pointed at first."""
+    if spec.source != "git" or spec.commit_pin.commit:
+        return spec
+    pin = spec.commit_pin
+    commit = fetch_git_rev(repo, pin.url, pin.rev)
+    return replace(spec, git=replace(pin, commit=commit))
+
+
 def _new_commit(repo: Repo, *, spec: UpstreamSpec, work: Workdir) -> str:
     upstream_commit: str | None = None
     if spec.source == "git":
-        upstream_commit = fetch_git_rev(repo, spec.git_url, spec.git_rev)
+        pin = spec.commit_pin
+        upstream_commit = fetch_git_rev(repo, pin.url, pin.at)
+        if pin.commit and upstream_commit != pin.commit:
+            raise ForkkitError(
+                f"{pin.url}: fetching {pin.commit} gave {upstream_commit}; "
+                "check git_commit in fork.toml"
+            )
         tree = repo.tree(upstream_commit)
-        origin = f"{spec.git_url} at {upstream_commit}"
+        origin = f"{pin.url} at {upstream_commit}"
     else:
+        release = spec.release
         archive = fetch_sdist(spec, work.sdist_cache)
         src = extract_sdist(
-            archive, work.upstream(spec.name, spec.version), spec.sha256
+            archive, work.upstream(spec.name, release.version), release.sha256
         )
         with step(f"committing pristine {spec.label} ({archive.name})"):
             tree = tree_of_directory(repo, src)
-        origin = f"{archive.name} (sha256 {spec.sha256})"
+        origin = f"{archive.name} (sha256 {release.sha256})"
     msg = (
         f"Upstream {spec.label} (pristine)\n\n"
         f"Pristine tree of {origin}.\n\n{_TRAILER}: {spec.ident}\n"

@@ -13,14 +13,15 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from forkkit.config import ForkConfig, UpstreamSpec
+from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError, first_few
 from forkkit.fork import state as forkstate
-from forkkit.fork.pristine import pristine_commit
+from forkkit.fork.pristine import pristine_commit, resolved
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
 from forkkit.output.progress import say, step
 from forkkit.patches.series import Patch, Series, failed_hunk
+from forkkit.pin import UpstreamSpec
 from forkkit.vcs import ApplyResult, Repo
 from forkkit.workdir import Workdir
 
@@ -252,7 +253,6 @@ def materialize(
     commits of its own is never rebuilt unless ``force``; a repository that
     forkkit did not build is never rebuilt at all.
     """
-    spec = spec or cfg.upstream
     series = series or load_series(cfg.series_file, cfg.patches_dir)
     dest = (dest or cfg.work.fork).absolute()
     made = [p for p in (dest, dest / ".git") if not p.exists()]
@@ -264,6 +264,7 @@ def materialize(
             "resets it, not even with --force: pick another folder "
             "(forkkit materialize --dest DIR)"
         )
+    spec = resolved(repo, spec or cfg.upstream)
     for old in repo.prune_stale_worktrees():  # a killed run's, even if all is cached
         say(f"removed stale worktree {old}")
     if not force:

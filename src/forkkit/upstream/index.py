@@ -12,8 +12,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.config import check_url
 from forkkit.errors import ForkkitError
+from forkkit.pin import check_url
 
 _PEP691 = "application/vnd.pypi.simple.v1+json"
 # A ``file://`` index has no server to ask: its project page is a static

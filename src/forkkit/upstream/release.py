@@ -8,8 +8,8 @@ import re
 
 from packaging.utils import canonicalize_name
 
-from forkkit.config import path_component
 from forkkit.errors import ForkkitError
+from forkkit.pin import path_component
 
 _RELEASE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)")
 

@@ -18,9 +18,9 @@ import urllib.request
 from pathlib import Path
 
 from forkkit import faults
-from forkkit.config import UpstreamSpec, check_url
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
+from forkkit.pin import UpstreamSpec, check_url
 from forkkit.process import exclusive, pid_alive
 from forkkit.upstream.index import (
     SdistRef,
@@ -92,29 +92,30 @@ def _cache_folder(cache_dir: Path) -> Path:
 
 def _sdist_ref(spec: UpstreamSpec, cache_dir: Path) -> SdistRef:
     """The sdist to use: the explicit URL, a cached file, or the index's."""
-    if spec.sdist_url:
-        check_url(spec.sdist_url, "upstream sdist_url")
-        path = urllib.parse.unquote(urllib.parse.urlsplit(spec.sdist_url).path)
+    pin = spec.release
+    if pin.sdist_url:
+        check_url(pin.sdist_url, "upstream sdist_url")
+        path = urllib.parse.unquote(urllib.parse.urlsplit(pin.sdist_url).path)
         name = path.rsplit("/", 1)[-1]
         if name in ("", ".", ".."):
             raise ForkkitError(
-                f"upstream sdist_url: {spec.sdist_url!r} does not end in a file "
+                f"upstream sdist_url: {pin.sdist_url!r} does not end in a file "
                 "name; give the URL of the .tar.gz itself"
             )
-        return SdistRef(name, spec.sdist_url, spec.sha256)
+        return SdistRef(name, pin.sdist_url, pin.sha256)
     cached = sorted(
         p.name
         for p in cache_dir.iterdir()
-        if sdist_filename_matches(p.name, spec.name, spec.version)
+        if sdist_filename_matches(p.name, spec.name, pin.version)
     )
     if cached:
-        return SdistRef(cached[0], "", spec.sha256)
-    _check_writable(cache_dir, f"{spec.name}=={spec.version}")
-    ref = resolve_sdist(spec.name, spec.version, spec.index_url)
-    if ref.sha256 and ref.sha256 != spec.sha256:
+        return SdistRef(cached[0], "", pin.sha256)
+    _check_writable(cache_dir, f"{spec.name}=={pin.version}")
+    ref = resolve_sdist(spec.name, pin.version, spec.index_url)
+    if ref.sha256 and ref.sha256 != pin.sha256:
         raise ForkkitError(
             f"{ref.filename}: the index lists sha256 {ref.sha256}, not the "
-            f"pin {spec.sha256} in fork.toml; nothing downloaded. Re-pin "
+            f"pin {pin.sha256} in fork.toml; nothing downloaded. Re-pin "
             "only if you trust the new file"
         )
     return ref
@@ -140,19 +141,19 @@ def fetch_sdist(spec: UpstreamSpec, cache_dir: Path) -> Path:
         _check_writable(cache_dir, ref.filename)
         with step(f"downloading {ref.filename}"):
             _download(ref.url, dest)
-    actual = sha256_file(dest)
-    if actual != spec.sha256:
+    actual, pinned = sha256_file(dest), spec.release.sha256
+    if actual != pinned:
         bad = dest.with_name(dest.name + ".rejected")
         try:
             dest.replace(bad)
         except OSError as exc:
             raise ForkkitError(
-                f"{dest}: sha256 {actual} does not match the pin {spec.sha256} "
+                f"{dest}: sha256 {actual} does not match the pin {pinned} "
                 f"in fork.toml, and it cannot be moved aside ({exc.strerror}); "
                 "delete it and rerun"
             ) from None
         raise ForkkitError(
-            f"{dest.name}: sha256 {actual} does not match the pin {spec.sha256} "
+            f"{dest.name}: sha256 {actual} does not match the pin {pinned} "
             f"in fork.toml; moved aside to {bad}. Rerun to download it again; "
             "re-pin only if you trust the new file"
         )

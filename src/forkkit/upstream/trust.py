@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from forkkit.config import UpstreamSpec, check_url
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import step
+from forkkit.pin import SdistPin, UpstreamSpec, check_url
 from forkkit.upstream.index import resolve_sdist
 
 
@@ -84,5 +84,5 @@ def _trusted(
     tofu: bool = False,
 ) -> TrustedSdist:
     check_url(url, "upstream sdist_url")
-    spec = replace(up, source="sdist", version=version, sha256=sha256, sdist_url=url)
+    spec = replace(up, source="sdist", sdist=SdistPin(version, sha256, url))
     return TrustedSdist(spec=spec, trust=trust, tofu=tofu)

@@ -15,6 +15,8 @@ def fetch_rev(repo: Repo, *, url: str, rev: str) -> str:
     tags (servers that refuse fetching an unadvertised SHA).
     """
     git = repo._git
+    if _is_commit(rev) and git.rev(rev) == rev:
+        return rev  # already here: a commit id names its content
     if git.ok("fetch", "-q", "--depth=1", url, rev):
         sha = git.rev("FETCH_HEAD")
         if sha:
@@ -37,3 +39,37 @@ def fetch_rev(repo: Repo, *, url: str, rev: str) -> str:
     raise ForkkitError(
         f"{url}: revision {rev!r} not found; check the revision (git_rev in fork.toml)"
     )
+
+
+def _is_commit(rev: str) -> bool:
+    return len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)
+
+
+def remote_head(repo: Repo, *, url: str, rev: str) -> str | None:
+    """The commit branch or tag ``rev`` of ``url`` is at now (``git
+    ls-remote``, nothing fetched); None when the remote has no such ref."""
+    proc = repo._git.run("ls-remote", url, rev, f"{rev}^{{}}", check=False)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["ls-remote failed"])[-1]
+        raise ForkkitError(f"{url}: cannot list its refs ({last}); check the URL")
+    refs: dict[str, str] = {}
+    for line in proc.stdout.splitlines():
+        sha, _, name = line.partition("\t")
+        refs[name] = sha
+    for name in (f"refs/heads/{rev}", f"refs/tags/{rev}^{{}}", f"refs/tags/{rev}", rev):
+        if name in refs:
+            return refs[name]
+    return None
+
+
+def fetch_history(repo: Repo, *, url: str, rev: str, ref: str) -> str:
+    """Fetch ``rev`` of ``url`` with its history (down to what ``repo`` has)
+    into ``ref``; return its commit. For counting and bisecting commits."""
+    proc = repo._git.run("fetch", "-q", "--no-tags", url, f"+{rev}:{ref}", check=False)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["fetch failed"])[-1]
+        raise ForkkitError(f"{url}: cannot fetch {rev} ({last}); check the URL")
+    sha = repo._git.rev(ref)
+    if sha is None:
+        raise ForkkitError(f"{url}: fetching {rev} gave no commit")
+    return sha

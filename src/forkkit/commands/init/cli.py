@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.commands.init.model import SERIES, Pin, fork_toml
-from forkkit.config import ForkConfig, UpstreamSpec, check_url
+from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome
+from forkkit.pin import UpstreamSpec, check_url
 from forkkit.txn import FileTransaction, checkout_lock
 from forkkit.upstream.release import release_version
 from forkkit.upstream.trust import trusted_sdist
@@ -69,15 +70,7 @@ def run(cfg: ForkConfig | None, req: Request) -> Outcome:
                 f"{path}: exists already; forkkit init starts a new project, in "
                 "an empty folder (or pass --dir)"
             )
-    up = UpstreamSpec(
-        name=req.name,
-        source="sdist",
-        version=req.version,
-        sha256="",
-        index_url=req.index_url,
-        git_url="",
-        git_rev="",
-    )
+    up = UpstreamSpec(name=req.name, source="sdist", index_url=req.index_url)
     sdist = trusted_sdist(
         up,
         version=req.version,
@@ -88,7 +81,7 @@ def run(cfg: ForkConfig | None, req: Request) -> Outcome:
     pin = Pin(
         name=req.name,
         version=req.version,
-        sha256=sdist.spec.sha256,
+        sha256=sdist.spec.release.sha256,
         index_url=req.index_url,
         trust=sdist.trust,
     )

@@ -89,12 +89,13 @@ class WatchResult:
     pin: str
     index_url: str
     newer: tuple[str, ...]  # releases newer than the pin, newest first
-    checked: str  # the release rebased onto ("" when current)
+    checked: str  # the release (or commit) rebased onto ("" when current)
     verdict: Verdict
     reason: str
     rebase: RebaseResult | None = None
     rebase_report: str = ""  # the rebase report's file, beside watch.md
     history: History | None = None  # --all: one row per newer release
+    follows: str = ""  # a git line: "BRANCH of URL" (pin, newer: commit ids)
 
     @property
     def exit_code(self) -> int:
@@ -106,6 +107,7 @@ class WatchResult:
             "package": self.package,
             "pin": self.pin,
             "index_url": self.index_url,
+            "follows": self.follows,
             "newer": list(self.newer),
             "checked": self.checked,
             "verdict": self.verdict,

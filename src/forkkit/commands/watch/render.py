@@ -10,12 +10,20 @@ from forkkit.output.report import md_table
 _PROOF = {True: "valid", False: "**not valid**", None: "not run"}
 
 
+def _short(result: WatchResult, what: str) -> str:
+    """A release as it is; a commit by its first 12 digits."""
+    return what[:12] if result.follows else what
+
+
 def _next_step(result: WatchResult) -> str:
     """What a maintainer does about the verdict."""
     cmd = f"./dev -s rebase -- --onto {result.package}=={result.checked}"
+    if result.follows:
+        cmd = f"./dev -s rebase -- --onto-rev {result.checked}"
     r = result.rebase
     if result.verdict == "current":
-        return "Nothing to do: the pin is the newest release."
+        newest = "the head of " + result.follows if result.follows else "newest release"
+        return f"Nothing to do: the pin is the {newest}."
     if result.verdict == "carries":
         return (
             f"Move the pin: `{cmd} --apply` rewrites patches/ and fork.toml "
@@ -23,9 +31,9 @@ def _next_step(result: WatchResult) -> str:
         )
     if result.verdict == "absorbed":
         return (
-            f"{result.package} {result.checked} fixes the bug itself: the fork can "
-            f"retire (depend on upstream), or `{cmd} --apply` drops the "
-            "absorbed patches."
+            f"{result.package} {_short(result, result.checked)} fixes the bug "
+            "itself: the fork can retire (depend on upstream), or "
+            f"`{cmd} --apply` drops the absorbed patches."
         )
     if r is not None and r.conflicted:
         return (
@@ -41,17 +49,35 @@ def _next_step(result: WatchResult) -> str:
 
 def render_markdown(result: WatchResult) -> str:
     """The watch report (its links are relative to its folder)."""
-    head = f"{result.package} {result.pin}"
+    git = bool(result.follows)
+    head = f"{result.package} {_short(result, result.pin)}"
     if result.checked:
-        head += f" → {result.checked}"
+        head += f" → {_short(result, result.checked)}"
     out = [
         f"# Upstream watch: {head}\n",
         f"**Verdict: `{result.verdict}`** (exit {result.exit_code}): "
         f"{result.reason}.\n",
-        f"- Pinned: `{result.package}=={result.pin}` (fork.toml)",
-        f"- Index: {result.index_url}",
     ]
-    if result.newer:
+    if git:
+        out += [
+            f"- Pinned: commit `{result.pin}` (fork.toml git_commit)",
+            f"- Follows: {result.follows}",
+        ]
+        if result.newer:
+            shown = ", ".join(f"`{c[:12]}`" for c in result.newer[:10])
+            more = (
+                f" and {len(result.newer) - 10} more" if len(result.newer) > 10 else ""
+            )
+            out.append(
+                f"- New commits since the pin: {len(result.newer)} ({shown}{more}); "
+                f"checked the head, `{result.checked[:12]}`"
+            )
+    else:
+        out += [
+            f"- Pinned: `{result.package}=={result.pin}` (fork.toml)",
+            f"- Index: {result.index_url}",
+        ]
+    if result.newer and not git:
         out.append(
             "- Releases newer than the pin: "
             + ", ".join(result.newer)

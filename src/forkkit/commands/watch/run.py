@@ -32,6 +32,7 @@ from forkkit.output.report import REBASE, write_reports
 from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.services.rebase.render import render_markdown as render_rebase
 from forkkit.services.rebase.run import rebase, resolve_target
+from forkkit.upstream.git import branch_moved
 from forkkit.upstream.index import sdist_versions
 
 # --- the run ------------------------------------------------------------------
@@ -41,8 +42,9 @@ def _candidates(cfg: ForkConfig, opts: WatchOptions) -> list[str]:
     """The releases newer than the pin (newest first), or ``--version``
     (with ``--all``: every release newer than the pin up to ``--version``)."""
     up = cfg.upstream
+    pin = up.release.version
     if opts.version:
-        if not newer_releases([opts.version], up.version, pre=True):
+        if not newer_releases([opts.version], pin, pre=True):
             raise ForkkitError(
                 f"--version {opts.version}: not a release newer than the pin "
                 f"{up.label}; give a newer one"
@@ -51,7 +53,12 @@ def _candidates(cfg: ForkConfig, opts: WatchOptions) -> list[str]:
             return [opts.version]
     with step(f"listing the releases of {up.name} on {up.index_url}"):
         versions = sdist_versions(up.name, up.index_url)
-    newer = newer_releases(versions, up.version, pre=opts.pre)
+    if not versions:
+        raise ForkkitError(
+            f"{up.index_url}: lists no release of {up.name} at all; check the "
+            "index URL (--index-url, or index_url in fork.toml)"
+        )
+    newer = newer_releases(versions, pin, pre=opts.pre)
     if opts.version:
         if opts.version not in newer:
             raise ForkkitError(
@@ -88,7 +95,7 @@ def _history(
     fixes = load_fixes(cfg, series).fixes
     history = History(
         package=up.name,
-        pin=up.version,
+        pin=up.release.version,
         patches=patches,
         rows=tuple(rows),
         fixes=tuple((f.id, f.patches) for f in fixes),
@@ -97,30 +104,53 @@ def _history(
 
 
 def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
-    """Find the newest release, rebase onto it (dry run); reports in ``folder``.
+    """Find the newest upstream (a release, or the head of the followed git
+    branch), rebase onto it (dry run); reports in ``folder``.
 
     With ``opts.all``, every newer release gets a row of the history too.
     """
+    if cfg.upstream.source == "git":
+        return watch_branch(cfg, opts, folder=folder)
     if opts.index_url:
         cfg = cfg.with_upstream(index_url=opts.index_url)
     up = cfg.upstream
+    pin = up.release.version
     newer = _candidates(cfg, opts)
     if not newer:
-        why = f"no release of {up.name} newer than {up.version} on the index"
-        return WatchResult(
-            up.name, up.version, up.index_url, (), "", "current", reason=why
-        )
+        why = f"no release of {up.name} newer than {pin} on the index"
+        return WatchResult(up.name, pin, up.index_url, (), "", "current", reason=why)
     say(f"newest release newer than the pin: {up.name} {newer[0]}")
-    # a dry run (no apply): watch never writes patches/ or fork.toml
-    dry_run = Options(
-        related=opts.related, pytest_args=opts.pytest_args, parallel=opts.parallel
-    )
+    dry_run = _dry_run(opts)
     history: History | None = None
     if opts.all:
         history, result = _history(cfg, newer, dry_run, folder=folder)
     else:
         target = resolve_target(cfg, f"{up.name}=={newer[0]}")
         result = rebase(cfg, target, dry_run, reports=folder / "red-green")
+    verdict, why = verdict_of(result)
+    return WatchResult(
+        package=up.name,
+        pin=pin,
+        index_url=up.index_url,
+        newer=tuple(newer),
+        checked=newer[0],
+        verdict=verdict,
+        reason=why,
+        rebase=result,
+        rebase_report=_rebase_report(folder, result),
+        history=history,
+    )
+
+
+def _dry_run(opts: WatchOptions) -> Options:
+    """The rebase options of a watch: a dry run (watch never writes patches/
+    or fork.toml)."""
+    return Options(
+        related=opts.related, pytest_args=opts.pytest_args, parallel=opts.parallel
+    )
+
+
+def _rebase_report(folder: Path, result: RebaseResult) -> str:
     md, _ = write_reports(
         folder,
         REBASE_STEM,
@@ -128,16 +158,41 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
         data=result.to_json(),
         doc=REBASE,
     )
+    return md.name
+
+
+def watch_branch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
+    """A git line: the followed branch's (or tag's) head against the pinned
+    commit; a dry-run rebase onto it when it moved."""
+    if opts.all or opts.version or opts.index_url:
+        raise ForkkitError(
+            "watch --all, --version and --index-url follow releases; this line "
+            'follows a git branch (fork.toml [upstream] source = "git")'
+        )
+    up = cfg.upstream
+    git = up.commit_pin
+    moved = branch_moved(cfg.work.rebase_repo, git)
+    follows = f"{git.rev} of {git.url}"
+    if moved is None:
+        why = f"{git.rev} is still at the pinned commit {git.commit[:12]}"
+        return WatchResult(
+            up.name, git.commit, "", (), "", "current", reason=why, follows=follows
+        )
+    head, new = moved
+    say(f"{git.rev} moved: {len(new)} new commit(s), head {head[:12]}")
+    spec = up.changed(git_commit=head)
+    target = Target(spec, spec.commit_pin.trust, spec.pin_fields())
+    result = rebase(cfg, target, _dry_run(opts), reports=folder / "red-green")
     verdict, why = verdict_of(result)
     return WatchResult(
         package=up.name,
-        pin=up.version,
-        index_url=up.index_url,
-        newer=tuple(newer),
-        checked=newer[0],
+        pin=git.commit,
+        index_url="",
+        newer=new,
+        checked=head,
         verdict=verdict,
         reason=why,
         rebase=result,
-        rebase_report=md.name,
-        history=history,
+        rebase_report=_rebase_report(folder, result),
+        follows=follows,
     )

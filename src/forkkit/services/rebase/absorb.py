@@ -27,29 +27,36 @@ def repin_toml(text: str, changes: dict[str, str], optional: Iterable[str] = ())
     """``fork.toml`` text with only the given ``[upstream]`` string keys changed.
 
     Every other byte is preserved (comments, order, other tables). Keys named in
-    ``optional`` are changed only where present; others must exist.
+    ``optional`` are changed only where present; other keys that are missing
+    (``git_commit`` on a fork that never pinned a commit) are added at the end
+    of ``[upstream]``.
     """
     lines = text.splitlines(keepends=True)
-    section = ""
+    section, end = "", -1
     seen: set[str] = set()
     for i, line in enumerate(lines):
-        head = re.match(r"^\s*\[([^\]]+)\]\s*(#.*)?$", line)
-        if head:
-            section = head.group(1).strip()
+        head = re.match(r"^\s*(\[\[?)([^\]]+)\]\]?\s*(#.*)?$", line)
+        if head:  # [[fix]] is an array of tables, never [upstream]
+            section = head.group(1) + head.group(2).strip()
             continue
-        if section != "upstream":
+        if section != "[upstream":
             continue
+        if line.strip() and not line.lstrip().startswith("#"):
+            end = i
         for key, value in changes.items():
             m = re.match(rf'^(\s*{re.escape(key)}\s*=\s*)"[^"\n]*"(.*)$', line, re.S)
             if m:
                 lines[i] = f'{m.group(1)}"{value}"{m.group(2)}'
                 seen.add(key)
-    missing = [k for k in changes if k not in seen and k not in set(optional)]
-    if missing:
+    added = [k for k in changes if k not in seen and k not in set(optional)]
+    if added and end < 0:
         raise ForkkitError(
-            f"fork.toml [upstream]: no '{missing[0]} = \"...\"' line to re-pin; "
-            "add it and rerun"
+            "fork.toml: no [upstream] table with keys to re-pin; add it and rerun"
         )
+    if added:
+        if not lines[end].endswith("\n"):
+            lines[end] += "\n"
+        lines[end] += "".join(f'{k} = "{changes[k]}"\n' for k in added)
     return "".join(lines)
 
 

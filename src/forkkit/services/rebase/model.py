@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from forkkit.config import UpstreamSpec
 from forkkit.patches.retired import Retired
+from forkkit.pin import UpstreamSpec
 
 Status = Literal[
     "clean",  # git am applied it as is (offsets allowed, no fuzz)

@@ -25,6 +25,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import focused_targets, load_fixes
+from forkkit.fork.pristine import resolved
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say
@@ -56,7 +57,7 @@ from forkkit.services.rebase.steps import (
 )
 from forkkit.upstream.release import release_version
 from forkkit.upstream.trust import trusted_sdist
-from forkkit.vcs import merge
+from forkkit.vcs import Repo, merge
 
 __all__ = ["Options", "RebaseResult", "Target", "rebase", "resolve_target"]
 
@@ -77,8 +78,7 @@ def resolve_target(
     up = cfg.upstream
     if onto_rev:
         spec = cfg.with_upstream(source="git", git_rev=onto_rev).upstream
-        trust = f"git revision {onto_rev} of {up.git_url}"
-        return Target(spec, trust, {"source": "git", "git_rev": onto_rev})
+        return Target(spec, spec.commit_pin.trust, spec.pin_fields())
     if not onto:
         raise ForkkitError(
             "rebase needs a target: 'forkkit rebase --onto NAME==VERSION' "
@@ -93,10 +93,17 @@ def resolve_target(
         tofu_note="review before --apply commits it to fork.toml",
     )
     spec = sdist.spec
-    pin = {"version": version, "sha256": spec.sha256, "sdist_url": spec.sdist_url}
-    if up.source != "sdist":
-        pin["source"] = "sdist"
+    pin = spec.pin_fields() | {"sdist_url": spec.release.sdist_url}
     return Target(spec, sdist.trust, pin, optional=("sdist_url",))
+
+
+def _resolved(repo: Repo, target: Target) -> Target:
+    """A git target named by its commit (fetched once when only a branch or
+    tag names it): the pin ``--apply`` writes is that commit."""
+    spec = resolved(repo, target.spec)
+    if spec is target.spec:
+        return target
+    return Target(spec, spec.commit_pin.trust, spec.pin_fields())
 
 
 # --- the rebase ---------------------------------------------------------------
@@ -257,11 +264,10 @@ def rebase(
     series = load_series(cfg.series_file, cfg.patches_dir)
     series_text = cfg.series_file.read_text()
     repo, recorded = open_repo(cfg.work.rebase_repo)
+    target = _resolved(repo, target)
     old_base, _ = make_base(repo, cfg.upstream, cfg.work)
-    new_base, new_commit = make_base(repo, target.spec, cfg.work)
+    new_base, _ = make_base(repo, target.spec, cfg.work)
     pin = dict(target.pin)
-    if new_commit and "git_rev" in pin:
-        pin["git_rev"] = new_commit
     new_toml = repin_toml(cfg.path.read_text(), pin, target.optional)
     job = Job(cfg, target, opts, repo, series, series_text)
     notes: list[str] = []

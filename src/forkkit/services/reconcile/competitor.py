@@ -98,16 +98,13 @@ def _theirs_from_git(
     cfg: ForkConfig, comp: Competitor, *, fork: ForkTree, ws: Workspace
 ) -> str:
     """Fetch a PR/branch and commit its own changes (vs its merge base) on base."""
-    url, rev, repo = cfg.upstream.git_url, cfg.upstream.git_rev, fork.repo
-    if not url:
+    git, repo = cfg.upstream.git, fork.repo
+    if git is None or not (git.url and git.rev):
         raise ForkkitError(
-            f"{cfg.path.name} [upstream]: git_url is empty; set it or pass --git-url"
+            f"{cfg.path.name} [upstream]: no git_url and git_rev (the upstream "
+            "commit our base corresponds to); set them, or pass --git-url"
         )
-    if not rev:
-        raise ForkkitError(
-            f"{cfg.path.name} [upstream]: git_rev is empty; set the upstream commit "
-            "our base corresponds to"
-        )
+    url, rev = git.url, git.at
     with step(f"fetching {comp.ref} and {rev} from {url}"):
         theirs = _fetch(repo, url, ref=comp.ref, dest=f"{REF_PREFIX}/competitor")
         upstream = _fetch(repo, url, ref=rev, dest=f"{REF_PREFIX}/upstream")
