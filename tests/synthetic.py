@@ -147,6 +147,33 @@ class SyntheticUpstream:
     def rev(self, version: str) -> str:
         return Git(self.bare).out("rev-parse", f"v{version}^{{commit}}")
 
+    def push_commit(self, message: str, changes: dict[str, str]) -> str:
+        """One commit on ``main`` (no release, no tag): the last files pushed
+        with ``changes``; its id."""
+        work = self.root / "upstream-work"
+        write_files(work, changes)
+        git = Git(work)
+        git.run("add", "-A")
+        git.run("commit", "-q", "--allow-empty", "-m", message)
+        git.run("push", "-q", str(self.bare), "HEAD:refs/heads/main")
+        return git.out("rev-parse", "HEAD")
+
+
+def git_line_toml(cfg: ForkConfig, upstream: SyntheticUpstream, *, commit: str) -> None:
+    """Re-pin ``cfg``'s project to the git branch ``main`` of ``upstream`` at
+    ``commit``: source git, no sdist fields at all."""
+    text = cfg.path.read_text()
+    _, _, rest = text.partition("[[fix]]")
+    pin = (
+        "[upstream]\n"
+        f'name = "{upstream.name}"\n'
+        'source = "git"\n'
+        f'git_url = "{upstream.bare.as_uri()}"\n'
+        'git_rev = "main"\n'
+        f'git_commit = "{commit}"\n\n'
+    )
+    cfg.path.write_text(pin + "[[fix]]" + rest)
+
 
 def write_files(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from forkkit.config import ForkConfig
-from forkkit.pin import SdistPin, UpstreamSpec
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
+from forkkit.pin import SdistPin, UpstreamSpec
 from forkkit.upstream.git import fetch_git_rev
 from forkkit.upstream.index import pick_sdist, resolve_sdist, sdist_filename_matches
 from forkkit.upstream.sdist import (

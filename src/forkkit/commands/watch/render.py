@@ -47,9 +47,38 @@ def _next_step(result: WatchResult) -> str:
     )
 
 
+def _pin_lines(result: WatchResult) -> list[str]:
+    """The pin and what is newer: releases on the index, or the commits the
+    followed branch gained."""
+    if not result.follows:
+        out = [
+            f"- Pinned: `{result.package}=={result.pin}` (fork.toml)",
+            f"- Index: {result.index_url}",
+        ]
+        if result.newer:
+            out.append(
+                "- Releases newer than the pin: "
+                + ", ".join(result.newer)
+                + f" (checked the newest: {result.checked})"
+            )
+        return out
+    out = [
+        f"- Pinned: commit `{result.pin}` (fork.toml git_commit)",
+        f"- Follows: {result.follows}",
+    ]
+    if result.newer:
+        shown = ", ".join(f"`{c[:12]}`" for c in result.newer[:10])
+        more = len(result.newer) - 10
+        out.append(
+            f"- New commits since the pin: {len(result.newer)} ({shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + f"); checked the head, `{result.checked[:12]}`"
+        )
+    return out
+
+
 def render_markdown(result: WatchResult) -> str:
     """The watch report (its links are relative to its folder)."""
-    git = bool(result.follows)
     head = f"{result.package} {_short(result, result.pin)}"
     if result.checked:
         head += f" → {_short(result, result.checked)}"
@@ -58,31 +87,7 @@ def render_markdown(result: WatchResult) -> str:
         f"**Verdict: `{result.verdict}`** (exit {result.exit_code}): "
         f"{result.reason}.\n",
     ]
-    if git:
-        out += [
-            f"- Pinned: commit `{result.pin}` (fork.toml git_commit)",
-            f"- Follows: {result.follows}",
-        ]
-        if result.newer:
-            shown = ", ".join(f"`{c[:12]}`" for c in result.newer[:10])
-            more = (
-                f" and {len(result.newer) - 10} more" if len(result.newer) > 10 else ""
-            )
-            out.append(
-                f"- New commits since the pin: {len(result.newer)} ({shown}{more}); "
-                f"checked the head, `{result.checked[:12]}`"
-            )
-    else:
-        out += [
-            f"- Pinned: `{result.package}=={result.pin}` (fork.toml)",
-            f"- Index: {result.index_url}",
-        ]
-    if result.newer and not git:
-        out.append(
-            "- Releases newer than the pin: "
-            + ", ".join(result.newer)
-            + f" (checked the newest: {result.checked})"
-        )
+    out += _pin_lines(result)
     r = result.rebase
     if r is not None:
         out.append(
