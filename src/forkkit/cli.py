@@ -107,6 +107,11 @@ COMMANDS: tuple[Command, ...] = (
         "dry-run rebase onto the newest upstream release",
     ),
     Command(
+        "bisect",
+        "forkkit.commands.bisect.cli",
+        "the upstream commit that made a fix unnecessary (git bisect of proofs)",
+    ),
+    Command(
         "verify",
         "forkkit.commands.verify.cli",
         "replay a red/green report and compare every classification",

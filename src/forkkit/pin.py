@@ -81,6 +81,15 @@ def path_component(value: str, *, what: str) -> str:
     return value
 
 
+def public_url(url: str) -> str:
+    """``url`` as a report may show it: a local repository (``file://`` or a
+    path) by its folder name only, never by a local absolute path."""
+    if url.startswith("file:") or url.startswith("/"):
+        name = url.rstrip("/").rsplit("/", 1)[-1]
+        return f"a local repository ({name})"
+    return url
+
+
 def is_commit_id(value: str) -> bool:
     """Whether ``value`` is a full commit id (a branch or tag name is not)."""
     return bool(_COMMIT.fullmatch(value))

@@ -88,7 +88,8 @@ def test_a_git_line_is_proven_and_watched_commit_by_commit(
     assert _cli(git_line, "watch", "--focused-only") == 10
     data = _watch_json(git_line)
     assert data["verdict"] == "carries" and data["checked"] == moved
-    assert data["follows"].startswith("main of file://") and data["newer"] == [moved]
+    assert data["follows"] == "main of a local repository (upstream.git)"
+    assert data["newer"] == [moved]
 
     fixed = toy_upstream.push_commit(
         "[Bugfix] limit reaches n (upstream's own)", {"toy/calc.py": FIXED_CALC}

@@ -61,7 +61,11 @@ REPRO = DocType("forkkit.repro", 1, "repro report")
 WATCH = DocType("forkkit.watch", 1, "watch report")
 SUITES = DocType("forkkit.suites", 1, "suites report")
 GPU_CHECK = DocType("forkkit.gpu-check", 1, "GPU check report")
-DOC_TYPES = (PROOF, SUMMARY, LINES, REBASE, RECONCILE, REPRO, WATCH, SUITES, GPU_CHECK)
+BISECT = DocType("forkkit.bisect", 1, "bisect report")
+DOC_TYPES = (
+    *(PROOF, SUMMARY, LINES, REBASE, RECONCILE, REPRO, WATCH, SUITES, GPU_CHECK),
+    BISECT,
+)
 
 
 def md_escape(cell: object) -> str:

@@ -64,9 +64,13 @@ class Objects(GitBound):
         out = self._git.out("log", "--reverse", "--format=%h %s", rev_range)
         return out.splitlines()
 
-    def commits(self, rev_range: str, *, merges_only: bool = False) -> list[str]:
-        """The commits in ``rev_range``, oldest first."""
+    def commits(
+        self, rev_range: str, *, merges_only: bool = False, first_parent: bool = False
+    ) -> list[str]:
+        """The commits in ``rev_range``, oldest first (``first_parent``: on the
+        mainline only, as a bisection walks it)."""
         flags = ["--merges"] if merges_only else []
+        flags += ["--first-parent"] if first_parent else []
         return self._git.out("rev-list", "--reverse", *flags, rev_range).split()
 
     def committer_emails(self, rev: str) -> list[str]:

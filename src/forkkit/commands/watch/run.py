@@ -29,6 +29,7 @@ from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say, step
 from forkkit.output.report import REBASE, write_reports
+from forkkit.pin import public_url
 from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.services.rebase.render import render_markdown as render_rebase
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -172,7 +173,7 @@ def watch_branch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchR
     up = cfg.upstream
     git = up.commit_pin
     moved = branch_moved(cfg.work.rebase_repo, git)
-    follows = f"{git.rev} of {git.url}"
+    follows = f"{git.rev} of {public_url(git.url)}"
     if moved is None:
         why = f"{git.rev} is still at the pinned commit {git.commit[:12]}"
         return WatchResult(

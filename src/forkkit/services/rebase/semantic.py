@@ -77,7 +77,7 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         self._check.detach(commit)
         return self._check.path
 
-    def _pytest(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
+    def run_tests(self, commit: str, targets: Sequence[str], name: str) -> JunitReport:
         """Run ``targets`` on ``commit``'s tree (the result cache gives back a
         run of the same tree, env, arguments, deselect list and targets)."""
         tree = self._checkout(commit)
@@ -114,10 +114,10 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
             message=f"red: {patch.name} tests without its runtime change (old base)",
         )
         stem = patch.path.stem[:40]
-        red_run = self._pytest(red, targets, f"{stem}-old-red")
+        red_run = self.run_tests(red, targets, f"{stem}-old-red")
         if not failing(red_run):  # nothing failed red: no FAIL_TO_PASS either way
             return []
-        green_run = self._pytest(old_commit, targets, f"{stem}-old-green")
+        green_run = self.run_tests(old_commit, targets, f"{stem}-old-green")
         return classify(red_run, green_run).ids("FAIL_TO_PASS")
 
     def judge(
@@ -161,7 +161,9 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
                 return Judged(SemanticCheck(tuple(targets), (), note=note))
             message = f"red: {patch.name} tests without its runtime change (new base)"
             red = self._red(base=new_prev, files=files, message=message)
-            red_new = self._pytest(red, run_targets, f"{patch.path.stem[:40]}-new-red")
+            red_new = self.run_tests(
+                red, run_targets, f"{patch.path.stem[:40]}-new-red"
+            )
         except ForkkitError as exc:
             note = f"not checked: {exc}"
             return Judged(SemanticCheck(tuple(targets), (), note=note, error=True))

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit bisect`` arguments: parse, call the bisect service, report."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from forkkit.config import ForkConfig
+from forkkit.output.outcome import Outcome, Shown
+from forkkit.output.report import BISECT, write_reports
+from forkkit.services.bisect.model import STEM
+from forkkit.services.bisect.render import render_line, render_markdown
+from forkkit.services.bisect.run import BisectOptions, bisect
+
+_EPILOG = """\
+exit codes:
+  0   found: the report names the first commit that absorbs the fix
+  1   the fix is still needed at --bad: nothing in the range absorbed it
+  2   bad input or an error (no git upstream, --good not an ancestor, ...)
+
+Reports: <workdir>/reports/bisect/ (bisect.md, bisect.json); patches/ and
+fork.toml are never written.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``forkkit bisect`` options."""
+    parser.description = (
+        "Find the upstream commit that made a fix unnecessary: the first\n"
+        "commit between --good (the fix is needed there; default: the pin)\n"
+        "and --bad (default: the head of the followed branch) where the fix's\n"
+        "FAIL_TO_PASS tests pass without its runtime change; O(log n) proofs."
+    )
+    parser.epilog = _EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--fix", metavar="ID", help="the fix (default: the only one)")
+    parser.add_argument("--good", default="", metavar="REV", help="needed here")
+    parser.add_argument("--bad", default="", metavar="REV", help="absorbed here")
+    parser.add_argument(
+        "--timeout", type=float, help="seconds each pytest run may take (default: none)"
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    opts: BisectOptions
+
+
+def request(args: argparse.Namespace) -> Request:
+    return Request(
+        opts=BisectOptions(
+            fix=args.fix, good=args.good, bad=args.bad, timeout=args.timeout
+        )
+    )
+
+
+def run(cfg: ForkConfig, req: Request) -> Outcome:
+    """Bisect into reports/bisect/; the verdict's line and exit code."""
+    with cfg.work.new_report_folder(STEM) as folder:
+        result = bisect(cfg, req.opts)
+        text = render_markdown(result)
+        write_reports(
+            folder.path, STEM, markdown=text, data=result.to_json(), doc=BISECT
+        )
+    return Outcome(
+        code=result.exit_code,
+        out=render_line(result),
+        report=Shown(folder.dest, STEM, text),
+    )

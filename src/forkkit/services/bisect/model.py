@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The bisection of an absorption (pure: the search, the steps, the result).
+
+``absorbed(C)`` holds when every FAIL_TO_PASS test of the fix (measured red
+to green on its pin) passes on upstream commit ``C`` with only the fix's
+tests added: upstream has the behaviour without the fix's runtime change.
+Given a commit where the fix is still needed (``good``, the pin) and one
+where it is absorbed (``bad``), :func:`first_absorbed` finds the first
+commit on the first-parent path between them where it holds, proving the
+endpoint once and then halving the range: 32 commits take at most 6 proofs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+STEM = "bisect"
+_PR = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)\b")
+
+
+def pr_number(subject: str) -> int | None:
+    """The upstream PR a commit subject names (``... (#1234)``, GitHub's squash
+    merge, or ``Merge pull request #1234``); None when it names none."""
+    m = _PR.search(subject)
+    if m is None:
+        return None
+    return int(m.group(1) or m.group(2))
+
+
+@dataclass(frozen=True)
+class Step:
+    """One proof of the bisection: the commit and what its tests said."""
+
+    commit: str
+    subject: str
+    absorbed: bool
+    passed: tuple[str, ...]  # FAIL_TO_PASS tests passing without the fix
+    failed: tuple[str, ...]  # failing there (the fix is still needed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit": self.commit,
+            "subject": self.subject,
+            "absorbed": self.absorbed,
+            "passed": list(self.passed),
+            "failed": list(self.failed),
+        }
+
+
+Probe = Callable[[str], Step]
+
+
+def first_absorbed(
+    commits: Sequence[str], probe: Probe
+) -> tuple[int | None, list[Step]]:
+    """The index in ``commits`` (oldest first; the commit before them is
+    known not to absorb) of the first absorbing commit, and the proofs made.
+
+    The last commit is proven first: when it does not absorb, there is
+    nothing to find (None). Then the range is halved until the carried and
+    the absorbed commit are neighbours (``git bisect``'s search).
+    """
+    if not commits:
+        return None, []
+    steps = [probe(commits[-1])]
+    if not steps[0].absorbed:
+        return None, steps
+    carried, absorbed = -1, len(commits) - 1
+    while absorbed - carried > 1:
+        mid = (carried + absorbed) // 2
+        step = probe(commits[mid])
+        steps.append(step)
+        if step.absorbed:
+            absorbed = mid
+        else:
+            carried = mid
+    return absorbed, steps
+
+
+@dataclass(frozen=True)
+class BisectResult:
+    """Where upstream took a fix, between ``good`` and ``bad``."""
+
+    fix: str
+    url: str
+    good: str  # the fix is needed here (the pin)
+    bad: str  # and absorbed here, when ``first`` is set
+    commits: int  # commits on the first-parent path good..bad
+    fail_to_pass: tuple[str, ...]
+    steps: tuple[Step, ...]
+    first: Step | None  # the first commit that absorbs the fix
+
+    @property
+    def found(self) -> bool:
+        return self.first is not None
+
+    @property
+    def pr(self) -> int | None:
+        return None if self.first is None else pr_number(self.first.subject)
+
+    @property
+    def applied_upstream(self) -> str:
+        """What ``patches/retired.toml`` records: the commit, and its PR."""
+        if self.first is None:
+            return ""
+        pr = f" (#{self.pr})" if self.pr is not None else ""
+        return f"{self.first.commit[:12]}{pr}"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.found else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fix": self.fix,
+            "url": self.url,
+            "good": self.good,
+            "bad": self.bad,
+            "commits": self.commits,
+            "proofs": len(self.steps),
+            "fail_to_pass": list(self.fail_to_pass),
+            "first": None if self.first is None else self.first.to_json(),
+            "pr": self.pr,
+            "applied_upstream": self.applied_upstream,
+            "steps": [s.to_json() for s in self.steps],
+        }

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The bisection report: Markdown for an issue or a PR, one line for the console."""
+
+from __future__ import annotations
+
+from forkkit.output.report import md_table
+from forkkit.services.bisect.model import BisectResult
+
+
+def render_line(result: BisectResult) -> str:
+    """The verdict in one line."""
+    proofs = f"{len(result.steps)} proof(s) over {result.commits} commit(s)"
+    if result.first is None:
+        return (
+            f"fix {result.fix}: still needed at {result.bad[:12]}, so no commit "
+            f"in the range absorbed it ({proofs})"
+        )
+    return (
+        f"fix {result.fix}: absorbed by {result.applied_upstream} "
+        f"{result.first.subject!r} ({proofs})"
+    )
+
+
+def render_markdown(result: BisectResult) -> str:
+    """The whole report: where, how it was measured, every proof."""
+    out = [f"# Where upstream took fix `{result.fix}`\n", render_line(result) + ".\n"]
+    if result.first is not None:
+        pr = f", PR #{result.pr}" if result.pr is not None else ""
+        out.append(
+            f"- First commit without the need: `{result.first.commit}` "
+            f"({result.first.subject}{pr})"
+        )
+    out += [
+        f"- Range: `{result.good[:12]}` (needed: the pin) .. `{result.bad[:12]}` "
+        f"of {result.url}, {result.commits} commit(s) on the first-parent path",
+        "- Absorbed at a commit: every FAIL_TO_PASS test of the fix (measured "
+        "red to green on its pin) passes on that upstream commit with only the "
+        "fix's test files added, as they are on the fork's HEAD",
+        "- FAIL_TO_PASS: " + ", ".join(f"`{t}`" for t in result.fail_to_pass),
+        "",
+        "## Proofs, in the order they ran\n",
+    ]
+    rows = [
+        [
+            f"`{s.commit[:12]}`",
+            s.subject,
+            "absorbed" if s.absorbed else "needed",
+            f"{len(s.passed)} pass, {len(s.failed)} fail",
+        ]
+        for s in result.steps
+    ]
+    out.append(md_table(["commit", "subject", "fix", "FAIL_TO_PASS"], rows))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Bisect an absorption: the first upstream commit where a fix's
+FAIL_TO_PASS tests pass without its runtime change.
+
+The fix's FAIL_TO_PASS tests are measured on the fork as every proof does
+(its red commit against HEAD); each probe is upstream commit ``C`` with the
+fix's test files as they are at HEAD (their current text, refreshed for
+renamed APIs, not the text of the first pin), run in the rebase's scratch
+worktree through the result cache. The commits come from the line's git
+upstream, fetched down to the pinned one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import focused_targets, load_fixes, red_commit
+from forkkit.fork.tree import materialize
+from forkkit.output.progress import say
+from forkkit.patches.fixes import Fix
+from forkkit.patches.testids import node_id
+from forkkit.pin import GitPin, public_url
+from forkkit.services.bisect.model import BisectResult, Step, first_absorbed
+from forkkit.services.rebase.absorb import semantic_verdict
+from forkkit.services.rebase.model import Options
+from forkkit.services.rebase.semantic import SemanticBench
+from forkkit.testing.classify import classify
+from forkkit.vcs import Repo, fetch_history, fetch_rev, merge
+
+_BAD_REF = "refs/forkkit/bisect/bad"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BisectOptions:
+    """What to bisect: one fix, between two upstream revisions."""
+
+    fix: str | None = None  # the series' only fix when None
+    good: str = ""  # default: the line's pinned commit
+    bad: str = ""  # default: the head of the branch the line follows
+    timeout: float | None = None
+
+
+def _range(repo: Repo, git: GitPin, opts: BisectOptions) -> tuple[str, str, list[str]]:
+    """The good and bad commits (fetched, the history down to good) and the
+    first-parent commits after good up to bad, oldest first."""
+    good = opts.good or git.commit
+    if not good:
+        raise ForkkitError("bisect: the line pins no commit; pass --good REV")
+    say(f"fetching {git.url} from {good[:12]} to {opts.bad or git.rev}")
+    good = fetch_rev(repo, url=git.url, rev=good)  # the history stops there
+    bad = fetch_history(repo, url=git.url, rev=opts.bad or git.rev, ref=_BAD_REF)
+    if not repo.is_ancestor(good, bad):
+        raise ForkkitError(
+            f"bisect: {good[:12]} is not an ancestor of {bad[:12]}; pass a --good "
+            "the fix is needed on and a later --bad"
+        )
+    return good, bad, repo.commits(f"{good}..{bad}", first_parent=True)
+
+
+def _fail_to_pass(
+    bench: SemanticBench, red: str, green: str, *, fix: Fix, targets: Sequence[str]
+) -> tuple[str, ...]:
+    """The fix's FAIL_TO_PASS tests on its pin: its red against the fork."""
+    f2p = classify(
+        bench.run_tests(red, targets, f"{fix.id}-red"),
+        bench.run_tests(green, targets, f"{fix.id}-green"),
+    ).ids("FAIL_TO_PASS")
+    if not f2p:
+        raise ForkkitError(
+            f"fix {fix.id}: no FAIL_TO_PASS test on the pin, so nothing "
+            "tells where upstream took it; prove it first (forkkit red-green)"
+        )
+    return tuple(f2p)
+
+
+def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
+    """Find the first commit in good..bad that absorbs the fix."""
+    git = cfg.upstream.commit_pin
+    if not git.url:
+        raise ForkkitError(f"{cfg.path.name} [upstream]: no git_url to bisect; set it")
+    tree = materialize(cfg)
+    repo = Repo(tree.path)
+    fixes = load_fixes(cfg)
+    fix = fixes.get(opts.fix) if opts.fix else fixes.one()
+    good, bad, commits = _range(repo, git, opts)
+    with SemanticBench(cfg=cfg, opts=Options(timeout=opts.timeout), repo=repo) as bench:
+        targets = focused_targets(tree, fixes, fix, head=tree.head)
+        f2p = _fail_to_pass(
+            bench,
+            red_commit(tree, fixes, fix, head=tree.head),
+            tree.head,
+            fix=fix,
+            targets=targets,
+        )
+        tests = merge.entries(repo, list(fix.test_files), rev=tree.head)
+        nodes = [node_id(t, set(fix.test_files)) for t in f2p]
+        run_targets = targets if None in nodes else tuple(n for n in nodes if n)
+
+        def probe(commit: str) -> Step:
+            subject = repo.message(commit).split("\n", 1)[0]
+            say(f"proving {commit[:12]} {subject}")
+            msg = f"bisect: fix {fix.id}'s tests on upstream {commit[:12]}"
+            probe_commit = merge.overlay(repo, base=commit, files=tests, message=msg)
+            run = bench.run_tests(probe_commit, run_targets, f"bisect-{commit[:12]}")
+            check = semantic_verdict(f2p, f2p, run)
+            return Step(
+                commit=commit,
+                subject=subject,
+                absorbed=check.absorbed,
+                passed=check.passed,
+                failed=check.failed + check.broken,
+            )
+
+        index, steps = first_absorbed(commits, probe)
+    first = (
+        None if index is None else next(s for s in steps if s.commit == commits[index])
+    )
+    return BisectResult(
+        fix=fix.id,
+        url=public_url(git.url),
+        good=good,
+        bad=bad,
+        commits=len(commits),
+        fail_to_pass=f2p,
+        steps=tuple(steps),
+        first=first,
+    )

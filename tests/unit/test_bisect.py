@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``forkkit bisect`` (#32 item 5): the upstream commit that absorbed a fix,
+found with O(log n) real proofs on a synthetic upstream of many commits."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from forkkit.cli import main
+from forkkit.config import ForkConfig, load_config
+from forkkit.services.bisect.model import Step, first_absorbed, pr_number
+from tests.synthetic import (
+    CALC_CONTEXT_MOVED,
+    FIXED_CALC,
+    SyntheticUpstream,
+    git_line_toml,
+)
+
+
+def _step(commit: str, absorbed: bool) -> Step:
+    return Step(commit=commit, subject="", absorbed=absorbed, passed=(), failed=())
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 31, 32, 33, 100])
+def test_the_search_names_the_first_absorbing_commit_in_log_n_proofs(n: int) -> None:
+    commits = [f"c{i}" for i in range(n)]
+    for first in range(n):
+        proved: list[str] = []
+
+        def probe(commit: str, first: int = first, proved: list[str] = proved) -> Step:
+            proved.append(commit)
+            return _step(commit, commits.index(commit) >= first)
+
+        index, steps = first_absorbed(commits, probe)
+        assert index == first and [s.commit for s in steps] == proved
+        assert len(proved) <= 1 + math.ceil(math.log2(n)) if n > 1 else len(proved) == 1
+
+
+def test_nothing_absorbed_costs_one_proof() -> None:
+    index, steps = first_absorbed(["a", "b", "c"], lambda c: _step(c, False))
+    assert index is None and [s.commit for s in steps] == ["c"]
+
+
+def test_pr_numbers_from_subjects() -> None:
+    assert pr_number("[Bugfix] keep the checkpoint (#57180)") == 57180
+    assert pr_number("Merge pull request #12 from a/b") == 12
+    assert pr_number("[Core] no number here") is None
+    assert pr_number("see #12 for context") is None
+
+
+@pytest.mark.e2e
+def test_bisect_names_the_commit_of_33_that_absorbed_the_fix(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Done when (#32): a synthetic upstream of at least 32 commits, the exact
+    commit in at most 6 proofs, with its subject and PR number."""
+    git_line_toml(toy_project, toy_upstream, commit=toy_upstream.rev("1.0"))
+    cfg = load_config(toy_project.path)
+    pushed = []
+    for i in range(33):
+        if i == 21:
+            files, subject = {"toy/calc.py": FIXED_CALC}, "[Bugfix] limit is n (#4242)"
+        elif i == 5:
+            files, subject = {"toy/calc.py": CALC_CONTEXT_MOVED}, "Type double"
+        else:
+            files, subject = {f"docs/note{i}.md": f"{i}\n"}, f"[Doc] note {i}"
+        pushed.append(toy_upstream.push_commit(subject, files))
+    assert main(["--config", str(cfg.path), "bisect"]) == 0
+    out = capsys.readouterr().out
+    assert f"absorbed by {pushed[21][:12]} (#4242)" in out
+    data = json.loads((cfg.workdir / "reports" / "bisect" / "bisect.json").read_text())
+    assert data["first"]["commit"] == pushed[21] and data["pr"] == 4242
+    assert data["commits"] == 33 and data["proofs"] <= 6
+    assert data["fail_to_pass"] == ["tests.test_fix::test_limit_reaches_n"]
+    assert data["applied_upstream"] == f"{pushed[21][:12]} (#4242)"
+    md = (cfg.workdir / "reports" / "bisect" / "bisect.md").read_text()
+    assert str(cfg.workdir.parent) not in md  # no local path in a PR's text
+    # before the absorbing commit the fix is still needed: exit 1, one proof
+    args = ["bisect", "--bad", pushed[20]]
+    assert main(["--config", str(cfg.path), *args]) == 1
+    assert "still needed at" in capsys.readouterr().out
