@@ -12,7 +12,7 @@ from typing import Any, NoReturn, Protocol, cast
 
 from forkkit import txn
 from forkkit.cliopts import CommonOptions, check_path_options, set_common_defaults
-from forkkit.config import ForkConfig, load_config
+from forkkit.config import ForkConfig, load_config, select_line
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome, publish
 from forkkit.output.progress import say
@@ -124,6 +124,10 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 _WAIT_HELP = "wait for another forkkit command on the same workdir to finish"
+_LINE_HELP = (
+    "the upstream line to work on: a [line] name of the config or of one it "
+    "names in [line] also (the project's own line: its version)"
+)
 _SIGNAL_EXIT = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
 
 
@@ -152,6 +156,7 @@ def build_parser(
         help="path to fork.toml (default: ./fork.toml)",
     )
     parser.add_argument("--wait", action="store_true", help=_WAIT_HELP)
+    parser.add_argument("--line", default="", metavar="NAME", help=_LINE_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     handlers: dict[str, CommandModule] = {}
     for command in COMMANDS:
@@ -164,6 +169,7 @@ def build_parser(
         p.add_argument(
             "--wait", action="store_true", default=argparse.SUPPRESS, help=_WAIT_HELP
         )
+        p.add_argument("--line", default=argparse.SUPPRESS, help=_LINE_HELP)
         if load:
             module = _load(command)
             module.add_arguments(p)
@@ -235,7 +241,9 @@ def _main(argv: list[str] | None) -> int:
             command_named(args.command),
             handlers[args.command],
             args,
-            load=lambda: common.apply_upstream(load_config(args.config)),
+            load=lambda: common.apply_upstream(
+                select_line(load_config(args.config), args.line)
+            ),
         )
     except ForkkitError as exc:
         msg = " ".join(str(exc).split("\n"))

@@ -172,6 +172,25 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     )
 
 
+def select_line(cfg: ForkConfig, name: str) -> ForkConfig:
+    """The config of line ``name``: ``cfg``'s own or one of ``[line] also``.
+    A line is named by its ``[line] name``; the project's own line, which
+    usually has none, by its upstream's version or label (``0.34.0``)."""
+    if not name:
+        return cfg
+    found = [cfg, *(load_config(p) for p in cfg.also)]
+    for line in found:
+        pin = line.upstream.sdist
+        if name in (line.line, line.line_label) or (
+            not line.line and pin is not None and name == pin.version
+        ):
+            return line
+    names = ", ".join(c.line or c.line_label for c in found)
+    raise ForkkitError(
+        f"--line {name}: no such line in {cfg.path.name} (lines: {names})"
+    )
+
+
 def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """``[line]``: this line's name (a folder name) and the other lines."""
     lt = _table(data, "line", path.name)

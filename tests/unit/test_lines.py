@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from forkkit import cli
-from forkkit.config import load_config
+from forkkit.config import load_config, select_line
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
 from tests.synthetic import (
@@ -62,6 +63,29 @@ def test_two_lines_live_side_by_side(
             cfg.work.report_dir("red_green") / "toy-fix" / "red_green.json"
         ).is_file()
     assert other.work.report_dir("red_green") != main.work.report_dir("red_green")
+
+    # --line picks one line of the project: by its name, or the project's own
+    # line by its version; the line's reports are its own
+    args = ["--config", str(main.path)]
+    assert cli.main([*args, "--line", "1.1", "status"]) == 0
+    assert cli.main([*args, "red-green", "--line", "1.0"]) == 0
+    with pytest.raises(ForkkitError, match=r"--line 2.0: no such line in fork.toml"):
+        select_line(main, "2.0")
+    assert select_line(main, "1.1") == other and select_line(main, "1.0") == main
+
+    # CI fans out (#32 item 7): one job per line uploads its reports, and one
+    # table is collected from them, the same as --all-lines gives
+    artifacts = tmp_path / "artifacts"
+    for n, c in enumerate((main, other)):
+        shutil.copytree(c.work.report_dir("red_green"), artifacts / f"job-{n}")
+    before = lines["lines"]
+    assert cli.main([*args, "red-green", "--collect", str(artifacts)]) == 0
+    collected = json.loads((main.work.report_dir("lines") / "summary.json").read_text())
+    assert [ln["fixes"] for ln in collected["lines"]] == [ln["fixes"] for ln in before]
+    assert [ln["line"] for ln in collected["lines"]] == ["toy 1.0", "1.1"]
+    shutil.copytree(artifacts / "job-0", artifacts / "job-2")  # a line twice
+    assert cli.main([*args, "red-green", "--collect", str(artifacts)]) == 2
+    assert cli.main([*args, "red-green", "--collect", str(tmp_path / "main")]) == 2
 
 
 def test_a_line_name_is_one_folder(tmp_path: Path) -> None:

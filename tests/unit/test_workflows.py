@@ -382,3 +382,21 @@ def test_pin_rule_on_seeded_lines() -> None:
     ):
         assert pin_problems(wrong), wrong
     assert not pin_problems("      - uses: ./.github/actions/local\n")
+
+
+def test_the_cpu_matrix_proves_every_line_of_the_project() -> None:
+    """The main job fans out (#32 item 7): one proof job per line of
+    fork.toml (itself and [line] also), each line named as --line takes it,
+    and the lines job collects their summaries into one table."""
+    from forkkit.config import load_config, select_line
+
+    jobs = load(CPU_WORKFLOW.read_text())["jobs"]
+    matrix = jobs["proof"]["strategy"]["matrix"]["line"]
+    cfg = load_config(ROOT / "fork.toml")
+    chosen = [select_line(cfg, name).path for name in matrix]
+    assert sorted(chosen) == sorted([cfg.path, *cfg.also])
+    runs = [s.get("run", "") for s in jobs["proof"]["steps"]]
+    assert any('--line "$LINE"' in r for r in runs)
+    assert jobs["lines"]["needs"] == "proof"
+    collect = [s.get("run", "") for s in jobs["lines"]["steps"]]
+    assert any("red_green -- --collect lines" in r for r in collect)

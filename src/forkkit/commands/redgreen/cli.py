@@ -12,7 +12,7 @@ from forkkit.cliopts import (
     add_upstream_options,
 )
 from forkkit.commands.redgreen.model import Request
-from forkkit.commands.redgreen.run import prove_all_lines, prove_line
+from forkkit.commands.redgreen.run import collect_lines, prove_all_lines, prove_line
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome, Shown
@@ -42,6 +42,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every upstream line ([line] also in fork.toml): each proven as "
         "here, and one table of every fix on every line (reports/lines)",
+    )
+    parser.add_argument(
+        "--collect",
+        type=Path,
+        metavar="DIR",
+        help="prove nothing: the table of every fix on every line from the "
+        "summary.json files under DIR (one CI job per line, then this)",
     )
     parser.add_argument(
         "--tests",
@@ -153,6 +160,7 @@ def request(args: argparse.Namespace) -> Request:
         dest=args.dest,
         fix=args.fix,
         all_lines=args.all_lines,
+        collect=args.collect,
         tests=tuple(args.tests) if args.tests else None,
         pytest_args=tuple(args.pytest_args),
         related=args.related,
@@ -170,8 +178,12 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Prove each fix alone (on every line with ``--all-lines``); the
     summary and each fix's Markdown (also the job summary); 0 when every fix
     is proven."""
-    if req.all_lines:
-        lines = prove_all_lines(cfg, req)
+    if req.all_lines or req.collect:
+        lines = (
+            collect_lines(cfg, req.collect)
+            if req.collect
+            else prove_all_lines(cfg, req)
+        )
         markdown = lines.markdown
         return Outcome(
             code=0 if lines.doc.valid else 1,

@@ -16,6 +16,7 @@ class Request:
     dest: Path | None
     fix: str | None  # None: every fix
     all_lines: bool  # every upstream line, one table
+    collect: Path | None = None  # one table from lines proven elsewhere (CI jobs)
     tests: tuple[str, ...] | None  # None: the fix's own focused tests
     pytest_args: tuple[str, ...]
     related: bool

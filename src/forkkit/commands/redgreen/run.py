@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +26,10 @@ from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.services.proof.summary import (
     SUMMARY_STEM,
     Proven,
+    SummaryDoc,
     prove_fixes,
     prove_one_fix,
+    read_summary,
     render_summary,
 )
 from forkkit.testing.cache import ResultCache
@@ -92,11 +95,12 @@ class Lines:
     doc: LinesDoc
     proven: tuple[Proven, ...]
     folder: Path
+    summaries: tuple[SummaryDoc, ...] = ()  # each line's, in the table's order
 
     @property
     def markdown(self) -> str:
         return "\n\n".join(
-            [render_lines(self.doc), *(render_summary(p.summary) for p in self.proven)]
+            [render_lines(self.doc), *(render_summary(s) for s in self.summaries)]
         )
 
 
@@ -110,15 +114,52 @@ def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
         )
     configs = [cfg, *(load_config(p) for p in cfg.also)]
     proven = [prove_line(c, req) for c in configs]
+    found = [(p.summary, p.folder / f"{SUMMARY_STEM}.md") for p in proven]
+    return _lines_table(cfg, found, proven=tuple(proven))
+
+
+def collect_lines(cfg: ForkConfig, source: Path) -> Lines:
+    """The table of every line from the line summaries under ``source``
+    (each CI job of the matrix proves one line and uploads its reports)."""
+    found: list[tuple[SummaryDoc, Path]] = []
+    for path in sorted(source.rglob(f"{SUMMARY_STEM}.json")):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ForkkitError(
+                f"{path}: not readable JSON ({exc}); rerun its job"
+            ) from None
+        if isinstance(data, dict) and data.get("schema") == LINES.schema:
+            continue  # a table of lines, not a line
+        try:
+            found.append((read_summary(data, where=str(path)), path.with_suffix(".md")))
+        except ValueError as exc:
+            raise ForkkitError(str(exc)) from None
+    if not found:
+        raise ForkkitError(
+            f"{source}: no red-green summary.json under it; download the line "
+            "jobs' reports there first"
+        )
+    names = [doc.line or doc.upstream_label for doc, _ in found]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice:
+        raise ForkkitError(f"{source}: line {twice!r} has two summaries; keep one")
+    return _lines_table(cfg, found, proven=())
+
+
+def _lines_table(
+    cfg: ForkConfig, found: list[tuple[SummaryDoc, Path]], *, proven: tuple[Proven, ...]
+) -> Lines:
+    """Write ``reports/lines``: a row per fix, a column per line."""
     with cfg.work.new_report_folder("lines") as folder:
         docs = [
             line_doc(
-                c.line_label,
-                p.summary,
-                summary_file=p.folder / f"{SUMMARY_STEM}.md",
+                doc.line or doc.upstream_label,
+                doc,
+                summary_file=md,
                 folder=folder.dest,
             )
-            for c, p in zip(configs, proven, strict=True)
+            for doc, md in found
         ]
         doc = lines_of(docs)
         write_reports(
@@ -128,4 +169,5 @@ def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
             data=doc.to_json(),
             doc=LINES,
         )
-    return Lines(doc=doc, proven=tuple(proven), folder=folder.dest)
+    summaries = tuple(d for d, _ in found)
+    return Lines(doc=doc, proven=proven, folder=folder.dest, summaries=summaries)

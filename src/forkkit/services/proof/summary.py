@@ -56,6 +56,7 @@ class SummaryDoc:
 
     upstream: str
     upstream_label: str = ""
+    line: str = ""  # the line's name (its upstream label when it has none)
     head_tree: str = ""
     valid: bool = False
     fixes: tuple[FixRow, ...] = ()
@@ -104,10 +105,11 @@ def error_row(fix: Fix, why: str) -> FixRow:
     )
 
 
-def summary_doc(first: Result, rows: Sequence[FixRow]) -> SummaryDoc:
+def summary_doc(first: Result, rows: Sequence[FixRow], *, line: str) -> SummaryDoc:
     return SummaryDoc(
         upstream=first.upstream,
         upstream_label=first.upstream_label,
+        line=line,
         head_tree=first.head_tree,
         valid=bool(rows) and all(r.valid for r in rows),
         fixes=tuple(rows),
@@ -229,7 +231,7 @@ def prove_fixes(
         results, rows, errors = _each(chosen, folder.path, prove_one)
         if not results:
             _raise_errors(errors)
-        doc = summary_doc(results[0], [rows[f.id] for f in chosen])
+        doc = summary_doc(results[0], [rows[f.id] for f in chosen], line=cfg.line_label)
         _write_summary(folder.path, doc)
         dest = folder.dest
         _raise_errors(errors)
@@ -254,7 +256,7 @@ def prove_one_fix(
         row_of(proof_doc(result), fix) if f == fix else _earlier(folder, f)
         for f in every
     ]
-    doc = summary_doc(result, rows)
+    doc = summary_doc(result, rows, line=cfg.line_label)
     _write_summary(folder, doc)
     return Proven(summary=doc, results=(result,), folder=folder, only=True)
 
