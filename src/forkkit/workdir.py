@@ -195,7 +195,7 @@ class Workdir:
         """
         self.ensure()
         try:
-            self.runs.mkdir(exist_ok=True)
+            self.runs.mkdir(parents=True, exist_ok=True)
             _prune_dead_runs(self.runs, f"{stem}-")
             path = Path(
                 tempfile.mkdtemp(prefix=f"{stem}-{os.getpid()}-", dir=self.runs)

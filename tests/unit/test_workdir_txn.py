@@ -230,3 +230,13 @@ def test_two_workdirs_never_write_one_checkout_at_once(
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_line_report_folder_on_a_fresh_workdir(tmp_path: Path) -> None:
+    """A line's first command may open its report folder before anything
+    made ``lines/NAME`` (forkkit bisect does): the run folder is created
+    with its parents."""
+    work = Workdir(tmp_path / "wd", line="0.30")
+    with work.new_report_folder("bisect") as folder:
+        (folder.path / "bisect.md").write_text("x\n")
+    assert (tmp_path / "wd" / "lines" / "0.30" / "reports" / "bisect").is_dir()

@@ -52,6 +52,11 @@ class JunitReport:
         """Tests that actually ran (not skipped, not collection errors)."""
         return sum(1 for t in self.tests.values() if t.outcome != "skipped")
 
+    def counts_text(self) -> str:
+        """The counts in words (``109 passed, 14 failed``), zeros left out."""
+        parts = [f"{n} {k.replace('_', ' ')}" for k, n in self.summary().items() if n]
+        return ", ".join(parts) or "no results"
+
     def summary(self) -> dict[str, int]:
         return {
             "passed": self.count("passed"),

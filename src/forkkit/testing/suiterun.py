@@ -301,9 +301,7 @@ def result_key(
 
 def _console_summary(name: str, run: PytestRun, report: JunitReport | None) -> None:
     """One line per finished run, then pytest's short failure summary."""
-    c = report.summary() if report else {}
-    parts = [f"{n} {k.replace('_', ' ')}" for k, n in c.items() if n]
-    counts = ", ".join(parts) or "no results"
+    counts = report.counts_text() if report else "no results"
     secs = f"{run.seconds:.1f}s"
     how = f"cached (ran in {secs})" if run.cached else f"in {secs}"
     LIVE.note(f"[forkkit] {name}: {counts} {how}; log {published_path(run.log)}")

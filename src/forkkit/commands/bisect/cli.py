@@ -38,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", default="", metavar="REV", help="needed here")
     parser.add_argument("--bad", default="", metavar="REV", help="absorbed here")
     parser.add_argument(
+        "--git-url",
+        metavar="URL",
+        help="the upstream repository to bisect (default: fork.toml's git_url)",
+    )
+    parser.add_argument(
         "--timeout", type=float, help="seconds each pytest run may take (default: none)"
     )
 

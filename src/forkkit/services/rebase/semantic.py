@@ -97,7 +97,7 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         how = (
             "cached: same tree, env and tests" if done.cached else f"log {done.run.log}"
         )
-        say(f"{name}: {done.report.summary()} ({how})")
+        say(f"{name}: {done.report.counts_text()} ({how})")
         return done.report
 
     def _red(self, *, base: str, files: dict[str, Any], message: str) -> str:
