@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -13,10 +14,14 @@ from forkkit.cli import main
 from forkkit.config import ForkConfig, load_config
 from forkkit.services.bisect.model import Step, first_absorbed, pr_number
 from tests.synthetic import (
+    BUGGY,
     CALC_CONTEXT_MOVED,
+    FIX_TEST,
     FIXED_CALC,
     SyntheticUpstream,
     git_line_toml,
+    make_project,
+    toy_release,
 )
 
 
@@ -84,3 +89,41 @@ def test_bisect_names_the_commit_of_33_that_absorbed_the_fix(
     args = ["bisect", "--bad", pushed[20]]
     assert main(["--config", str(cfg.path), *args]) == 1
     assert "still needed at" in capsys.readouterr().out
+
+
+@pytest.mark.e2e
+def test_bisect_with_the_tests_another_line_carries(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Upstream renames the helper the pin's test calls, then fixes it: the
+    pin's test text breaks on the new commits (an ImportError proves nothing),
+    the text a newer line carries (refreshed for the rename) finds the fix."""
+    git_line_toml(toy_project, toy_upstream, commit=toy_upstream.rev("1.0"))
+    cfg = load_config(toy_project.path)
+    renamed = BUGGY["toy/calc.py"].replace("def limit(", "def cap(")
+    rename = toy_upstream.push_commit("[Core] limit is cap", {"toy/calc.py": renamed})
+    fixed = renamed.replace("return n - 1", "return n")
+    fix = toy_upstream.push_commit("[Bugfix] cap is n (#77)", {"toy/calc.py": fixed})
+    later = toy_upstream.push_commit("[Doc] a note", {"docs/n.md": "n\n"})
+    assert main(["--config", str(cfg.path), "bisect"]) == 1  # the pin's text
+    assert f"tests prove nothing at {later[:12]}" in capsys.readouterr().out
+    # a newer line, over a release with the fix, carries the refreshed test
+    toy_upstream.publish("2.0", toy_release({"toy/calc.py": fixed}))
+    refreshed = FIX_TEST.replace("import limit", "import cap as limit")
+    newer = make_project(
+        tmp_path / "newer",
+        toy_upstream,
+        "2.0",
+        [("[Tests] limit reaches n", {"tests/test_fix.py": refreshed})],
+    )
+    args = ["bisect", "--tests-from", str(newer.path), "--bad", later]
+    assert main(["--config", str(cfg.path), *args]) == 0
+    assert f"absorbed by {fix[:12]} (#77)" in capsys.readouterr().out
+    data = json.loads((cfg.workdir / "reports" / "bisect" / "bisect.json").read_text())
+    assert data["first"]["commit"] == fix and data["steps"][0]["commit"] == later
+    assert data["tests_from"] == "../newer/fork.toml" and rename not in (
+        s["commit"] for s in data["steps"] if s["absorbed"]
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
@@ -38,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", default="", metavar="REV", help="needed here")
     parser.add_argument("--bad", default="", metavar="REV", help="absorbed here")
     parser.add_argument(
+        "--tests-from",
+        type=Path,
+        metavar="FORK_TOML",
+        help="the fix's test files as another line carries them (their current "
+        "text, refreshed for renamed test helpers; default: this fork's)",
+    )
+    parser.add_argument(
         "--git-url",
         metavar="URL",
         help="the upstream repository to bisect (default: fork.toml's git_url)",
@@ -55,7 +63,11 @@ class Request:
 def request(args: argparse.Namespace) -> Request:
     return Request(
         opts=BisectOptions(
-            fix=args.fix, good=args.good, bad=args.bad, timeout=args.timeout
+            fix=args.fix,
+            good=args.good,
+            bad=args.bad,
+            tests_from=args.tests_from,
+            timeout=args.timeout,
         )
     )
 

@@ -21,6 +21,22 @@ from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.summary import SUMMARY_STEM
 
 
+def _add_line_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--all-lines",
+        action="store_true",
+        help="every upstream line ([line] also in fork.toml): each proven as "
+        "here, and one table of every fix on every line (reports/lines)",
+    )
+    parser.add_argument(
+        "--collect",
+        type=Path,
+        metavar="DIR",
+        help="prove nothing: the table of every fix on every line from the "
+        "summary.json files under DIR (one CI job per line, then this)",
+    )
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``forkkit red-green`` options; pytest's after ``--``."""
     parser.description = (
@@ -37,19 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="prove this fix alone (default: every fix of the series, each alone)",
     )
-    parser.add_argument(
-        "--all-lines",
-        action="store_true",
-        help="every upstream line ([line] also in fork.toml): each proven as "
-        "here, and one table of every fix on every line (reports/lines)",
-    )
-    parser.add_argument(
-        "--collect",
-        type=Path,
-        metavar="DIR",
-        help="prove nothing: the table of every fix on every line from the "
-        "summary.json files under DIR (one CI job per line, then this)",
-    )
+    _add_line_options(parser)
     parser.add_argument(
         "--tests",
         nargs="+",

@@ -39,6 +39,7 @@ class Step:
     absorbed: bool
     passed: tuple[str, ...]  # FAIL_TO_PASS tests passing without the fix
     failed: tuple[str, ...]  # failing there (the fix is still needed)
+    broken: str = ""  # why the tests proved nothing there (not an assertion)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class Step:
             "absorbed": self.absorbed,
             "passed": list(self.passed),
             "failed": list(self.failed),
+            "broken": self.broken,
         }
 
 
@@ -92,6 +94,7 @@ class BisectResult:
     fail_to_pass: tuple[str, ...]
     steps: tuple[Step, ...]
     first: Step | None  # the first commit that absorbs the fix
+    tests_from: str = ""  # the line whose test files the probes used ("": this)
 
     @property
     def found(self) -> bool:
@@ -122,6 +125,7 @@ class BisectResult:
             "commits": self.commits,
             "proofs": len(self.steps),
             "fail_to_pass": list(self.fail_to_pass),
+            "tests_from": self.tests_from,
             "first": None if self.first is None else self.first.to_json(),
             "pr": self.pr,
             "applied_upstream": self.applied_upstream,

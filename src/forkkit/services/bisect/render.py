@@ -10,6 +10,13 @@ from forkkit.services.bisect.model import BisectResult
 def render_line(result: BisectResult) -> str:
     """The verdict in one line."""
     proofs = f"{len(result.steps)} proof(s) over {result.commits} commit(s)"
+    end = result.steps[0] if result.steps else None
+    if result.first is None and end is not None and end.broken:
+        return (
+            f"fix {result.fix}: its FAIL_TO_PASS tests prove nothing at "
+            f"{result.bad[:12]} ({end.broken}); pass --tests-from the fork.toml "
+            f"of a line that carries their current text ({proofs})"
+        )
     if result.first is None:
         return (
             f"fix {result.fix}: still needed at {result.bad[:12]}, so no commit "
@@ -35,7 +42,12 @@ def render_markdown(result: BisectResult) -> str:
         f"of {result.url}, {result.commits} commit(s) on the first-parent path",
         "- Absorbed at a commit: every FAIL_TO_PASS test of the fix (measured "
         "red to green on its pin) passes on that upstream commit with only the "
-        "fix's test files added, as they are on the fork's HEAD",
+        "fix's test files added, "
+        + (
+            f"as the line `{result.tests_from}` carries them (their current text)"
+            if result.tests_from
+            else "as they are on the fork's HEAD"
+        ),
         "- FAIL_TO_PASS: " + ", ".join(f"`{t}`" for t in result.fail_to_pass),
         "",
         "## Proofs, in the order they ran\n",
@@ -44,7 +56,7 @@ def render_markdown(result: BisectResult) -> str:
         [
             f"`{s.commit[:12]}`",
             s.subject,
-            "absorbed" if s.absorbed else "needed",
+            "absorbed" if s.absorbed else ("not measured" if s.broken else "needed"),
             f"{len(s.passed)} pass, {len(s.failed)} fail",
         ]
         for s in result.steps

@@ -12,10 +12,12 @@ upstream, fetched down to the pinned one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from forkkit.config import ForkConfig
+from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import focused_targets, load_fixes, red_commit
 from forkkit.fork.tree import materialize
@@ -40,6 +42,9 @@ class BisectOptions:
     fix: str | None = None  # the series' only fix when None
     good: str = ""  # default: the line's pinned commit
     bad: str = ""  # default: the head of the branch the line follows
+    # the fix's test files as another line carries them (its fork.toml): the
+    # current text, refreshed for upstream's renamed test helpers
+    tests_from: Path | None = None
     timeout: float | None = None
 
 
@@ -76,6 +81,40 @@ def _fail_to_pass(
     return tuple(f2p)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Prober:
+    """One proof of the bisection: upstream ``commit`` with the fix's tests."""
+
+    repo: Repo
+    bench: SemanticBench
+    fix: str
+    tests: Mapping[str, merge.Entry | None]
+    targets: Sequence[str]
+    fail_to_pass: tuple[str, ...]
+
+    def __call__(self, commit: str) -> Step:
+        subject = self.repo.message(commit).split("\n", 1)[0]
+        say(f"proving {commit[:12]} {subject}")
+        msg = f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}"
+        probe = merge.overlay(self.repo, base=commit, files=self.tests, message=msg)
+        f2p = self.fail_to_pass
+        try:
+            run = self.bench.run_tests(probe, self.targets, f"bisect-{commit[:12]}")
+        except ForkkitError:  # not even collected: an import broke
+            why = "they are not collected there: see the run's log"
+            return Step(commit, subject, False, (), f2p, broken=why)
+        check = semantic_verdict(f2p, f2p, run)
+        broken = f"{len(check.broken)} fail otherwise than by an assertion"
+        return Step(
+            commit=commit,
+            subject=subject,
+            absorbed=check.absorbed,
+            passed=check.passed,
+            failed=check.failed + check.broken,
+            broken=broken if check.broken and not check.failed else "",
+        )
+
+
 def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
     """Find the first commit in good..bad that absorbs the fix."""
     git = cfg.upstream.commit_pin
@@ -95,25 +134,16 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
             fix=fix,
             targets=targets,
         )
-        tests = merge.entries(repo, list(fix.test_files), rev=tree.head)
-        nodes = [node_id(t, set(fix.test_files)) for t in f2p]
-        run_targets = targets if None in nodes else tuple(n for n in nodes if n)
-
-        def probe(commit: str) -> Step:
-            subject = repo.message(commit).split("\n", 1)[0]
-            say(f"proving {commit[:12]} {subject}")
-            msg = f"bisect: fix {fix.id}'s tests on upstream {commit[:12]}"
-            probe_commit = merge.overlay(repo, base=commit, files=tests, message=msg)
-            run = bench.run_tests(probe_commit, run_targets, f"bisect-{commit[:12]}")
-            check = semantic_verdict(f2p, f2p, run)
-            return Step(
-                commit=commit,
-                subject=subject,
-                absorbed=check.absorbed,
-                passed=check.passed,
-                failed=check.failed + check.broken,
-            )
-
+        source, files = _test_source(repo, tree.head, fix, other=opts.tests_from)
+        nodes = [node_id(t, set(files)) for t in f2p]
+        probe = _Prober(
+            repo=repo,
+            bench=bench,
+            fix=fix.id,
+            tests=merge.entries(repo, list(files), rev=source),
+            targets=targets if None in nodes else tuple(n for n in nodes if n),
+            fail_to_pass=f2p,
+        )
         index, steps = first_absorbed(commits, probe)
     first = (
         None if index is None else next(s for s in steps if s.commit == commits[index])
@@ -127,4 +157,27 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
         fail_to_pass=f2p,
         steps=tuple(steps),
         first=first,
+        tests_from=_shown(cfg, opts.tests_from),
     )
+
+
+def _test_source(
+    repo: Repo, head: str, fix: Fix, *, other: Path | None
+) -> tuple[str, tuple[str, ...]]:
+    """Where the probes' test files come from: this fork's HEAD, or the HEAD
+    of another line that carries the fix (fetched into this repository)."""
+    if other is None:
+        return head, fix.test_files
+    line = load_config(other)
+    tree = materialize(line)
+    theirs = load_fixes(line).get(fix.id)
+    say(f"the fix's tests as {line.line_label} carries them ({tree.head[:12]})")
+    commit = fetch_rev(repo, url=str(tree.path), rev=tree.head)
+    return commit, theirs.test_files
+
+
+def _shown(cfg: ForkConfig, other: Path | None) -> str:
+    """The other line's config, relative to this one's folder."""
+    if other is None:
+        return ""
+    return os.path.relpath(other.absolute(), cfg.root)
