@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -39,14 +40,29 @@ def test_the_search_names_the_first_absorbing_commit_in_log_n_proofs(n: int) -> 
             proved.append(commit)
             return _step(commit, commits.index(commit) >= first)
 
-        index, steps = first_absorbed(commits, probe)
-        assert index == first and [s.commit for s in steps] == proved
+        found = first_absorbed(commits, probe)
+        assert found.index == first and [s.commit for s in found.steps] == proved
         assert len(proved) <= 1 + math.ceil(math.log2(n)) if n > 1 else len(proved) == 1
 
 
 def test_nothing_absorbed_costs_one_proof() -> None:
-    index, steps = first_absorbed(["a", "b", "c"], lambda c: _step(c, False))
-    assert index is None and [s.commit for s in steps] == ["c"]
+    found = first_absorbed(["a", "b", "c"], lambda c: _step(c, False))
+    assert found.index is None and [s.commit for s in found.steps] == ["c"]
+
+
+def test_a_commit_that_cannot_be_measured_is_skipped() -> None:
+    """git bisect skip: the nearest measurable neighbour is proven instead,
+    and the unmeasured commits right before the answer are named."""
+    commits = [f"c{i}" for i in range(8)]
+
+    def probe(commit: str) -> Step:
+        i = commits.index(commit)
+        step = _step(commit, i >= 5)
+        return replace(step, broken="x") if i in (3, 4) else step
+
+    found = first_absorbed(commits, probe)
+    assert found.index == 5 and found.unmeasured == (3, 4)
+    assert [s.commit for s in found.steps] == ["c7", "c3", "c2", "c4", "c5"]
 
 
 def test_pr_numbers_from_subjects() -> None:

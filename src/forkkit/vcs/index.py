@@ -52,9 +52,13 @@ class ScratchIndex:
             args = ["update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}"]
         self._git.run(*args, extra_env=self._env)
 
-    def apply(self, patch: Path | str, *, reverse: bool = False) -> ApplyResult:
-        """Apply a patch (a file or its text) to the index only."""
+    def apply(
+        self, patch: Path | str, *, reverse: bool = False, check: bool = False
+    ) -> ApplyResult:
+        """Apply a patch (a file or its text) to the index only (``check``:
+        only say whether it would apply)."""
         args = ["apply", "--cached", *(["-R"] if reverse else [])]
+        args += ["--check"] if check else []
         if isinstance(patch, Path):
             proc = self._git.run(*args, str(patch), check=False, extra_env=self._env)
         else:

@@ -126,3 +126,45 @@ def revert_patches_commit(
         tree = index.write_tree()
     commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
     return SeriesRevert(commit=commit, tree=tree)
+
+
+@dataclass(frozen=True)
+class SeriesApplied:
+    """``onto`` with several patches applied where they apply, as a commit:
+    which were applied, which upstream already has (they reverse-apply), and
+    which do neither (indexes into the patches given)."""
+
+    commit: str
+    applied: tuple[int, ...]
+    present: tuple[int, ...]
+    missing: tuple[int, ...]
+
+
+def apply_patches_commit(
+    repo: Repo, *, onto: str, patches: Sequence[str], message: str
+) -> SeriesApplied:
+    """Commit ``onto``'s tree with each of ``patches`` applied in order where
+    it applies (each atomically, in one scratch index); one that does not
+    apply is left out, as present when it reverse-applies. The work tree,
+    the index and every ref are left alone."""
+    onto_id = repo.rev(onto)
+    if onto_id is None:
+        raise ForkkitError(f"{repo.path}: no revision {onto!r}; fetch it first")
+    done: dict[str, list[int]] = {"applied": [], "present": [], "missing": []}
+    with repo.scratch_index(f"apply-fixes-{threading.get_ident()}") as index:
+        index.read_tree(onto_id)
+        for i, text in enumerate(patches):
+            if index.apply(text).ok:
+                done["applied"].append(i)
+            elif index.apply(text, reverse=True, check=True).ok:
+                done["present"].append(i)
+            else:
+                done["missing"].append(i)
+        tree = index.write_tree()
+    commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
+    return SeriesApplied(
+        commit=commit,
+        applied=tuple(done["applied"]),
+        present=tuple(done["present"]),
+        missing=tuple(done["missing"]),
+    )

@@ -55,31 +55,51 @@ class Step:
 Probe = Callable[[str], Step]
 
 
-def first_absorbed(
-    commits: Sequence[str], probe: Probe
-) -> tuple[int | None, list[Step]]:
-    """The index in ``commits`` (oldest first; the commit before them is
-    known not to absorb) of the first absorbing commit, and the proofs made.
+@dataclass(frozen=True)
+class Search:
+    """What the search found: the first absorbing commit's index (None when
+    the last commit does not absorb, or could not be measured), the proofs
+    in the order they ran, and the commits right before it that could not be
+    measured (the first absorbing one may be among them)."""
+
+    index: int | None
+    steps: tuple[Step, ...]
+    unmeasured: tuple[int, ...] = ()
+
+
+def first_absorbed(commits: Sequence[str], probe: Probe) -> Search:
+    """Search ``commits`` (oldest first; the commit before them is known not
+    to absorb) for the first absorbing commit.
 
     The last commit is proven first: when it does not absorb, there is
-    nothing to find (None). Then the range is halved until the carried and
-    the absorbed commit are neighbours (``git bisect``'s search).
+    nothing to find. Then the range is halved until the carried and the
+    absorbed commit are neighbours (``git bisect``'s search); a commit that
+    cannot be measured is skipped (``git bisect skip``): its nearest
+    unmeasured neighbour is proven instead.
     """
     if not commits:
-        return None, []
+        return Search(None, ())
     steps = [probe(commits[-1])]
     if not steps[0].absorbed:
-        return None, steps
+        return Search(None, tuple(steps))
     carried, absorbed = -1, len(commits) - 1
-    while absorbed - carried > 1:
+    skipped: set[int] = set()
+    while True:
+        left = [i for i in range(carried + 1, absorbed) if i not in skipped]
+        if not left:
+            break
         mid = (carried + absorbed) // 2
-        step = probe(commits[mid])
+        pick = min(left, key=lambda i: (abs(i - mid), i))
+        step = probe(commits[pick])
         steps.append(step)
-        if step.absorbed:
-            absorbed = mid
+        if step.broken and not step.absorbed:
+            skipped.add(pick)
+        elif step.absorbed:
+            absorbed = pick
         else:
-            carried = mid
-    return absorbed, steps
+            carried = pick
+    unmeasured = tuple(sorted(i for i in skipped if carried < i < absorbed))
+    return Search(absorbed, tuple(steps), unmeasured)
 
 
 @dataclass(frozen=True)
@@ -94,6 +114,7 @@ class BisectResult:
     fail_to_pass: tuple[str, ...]
     steps: tuple[Step, ...]
     first: Step | None  # the first commit that absorbs the fix
+    unmeasured: tuple[Step, ...] = ()  # right before it, not measured
     tests_from: str = ""  # the line whose test files the probes used ("": this)
 
     @property
@@ -130,4 +151,5 @@ class BisectResult:
             "pr": self.pr,
             "applied_upstream": self.applied_upstream,
             "steps": [s.to_json() for s in self.steps],
+            "unmeasured": [s.commit for s in self.unmeasured],
         }

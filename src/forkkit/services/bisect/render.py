@@ -22,10 +22,14 @@ def render_line(result: BisectResult) -> str:
             f"fix {result.fix}: still needed at {result.bad[:12]}, so no commit "
             f"in the range absorbed it ({proofs})"
         )
-    return (
+    line = (
         f"fix {result.fix}: absorbed by {result.applied_upstream} "
         f"{result.first.subject!r} ({proofs})"
     )
+    if result.unmeasured:
+        names = ", ".join(s.commit[:12] for s in result.unmeasured)
+        line += f"; not measured right before it: {names}, so it may be earlier"
+    return line
 
 
 def render_markdown(result: BisectResult) -> str:
@@ -42,7 +46,8 @@ def render_markdown(result: BisectResult) -> str:
         f"of {result.url}, {result.commits} commit(s) on the first-parent path",
         "- Absorbed at a commit: every FAIL_TO_PASS test of the fix (measured "
         "red to green on its pin) passes on that upstream commit with only the "
-        "fix's test files added, "
+        "fix's test files added (and every other fix's runtime change, where "
+        "it applies, as in the fix's red), "
         + (
             f"as the line `{result.tests_from}` carries them (their current text)"
             if result.tests_from
@@ -57,7 +62,8 @@ def render_markdown(result: BisectResult) -> str:
             f"`{s.commit[:12]}`",
             s.subject,
             "absorbed" if s.absorbed else ("not measured" if s.broken else "needed"),
-            f"{len(s.passed)} pass, {len(s.failed)} fail",
+            f"{len(s.passed)} pass, {len(s.failed)} fail"
+            + (f" ({s.broken})" if s.broken else ""),
         ]
         for s in result.steps
     ]

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import focused_targets, load_fixes, red_commit
+from forkkit.fork.fixes import (
+    FixSet,
+    focused_targets,
+    load_fixes,
+    red_commit,
+    runtime_diffs,
+)
+from forkkit.fork.state import ForkTree
 from forkkit.fork.tree import materialize
 from forkkit.output.progress import say
 from forkkit.patches.fixes import Fix
@@ -31,6 +38,7 @@ from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.semantic import SemanticBench
 from forkkit.testing.classify import classify
 from forkkit.vcs import Repo, fetch_history, fetch_rev, merge
+from forkkit.vcs.overlay import apply_patches_commit
 
 _BAD_REF = "refs/forkkit/bisect/bad"
 
@@ -91,27 +99,43 @@ class _Prober:
     tests: Mapping[str, merge.Entry | None]
     targets: Sequence[str]
     fail_to_pass: tuple[str, ...]
+    # the other fixes' runtime changes, per patch in series order: the fix is
+    # measured as its red is, with every other fix kept where it applies
+    others: tuple[tuple[str, str], ...] = ()
 
     def __call__(self, commit: str) -> Step:
         subject = self.repo.message(commit).split("\n", 1)[0]
         say(f"proving {commit[:12]} {subject}")
+        kept = apply_patches_commit(
+            self.repo,
+            onto=commit,
+            patches=[diff for _, diff in self.others],
+            message=f"bisect: the other fixes on upstream {commit[:12]}\n",
+        )
         msg = f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}"
-        probe = merge.overlay(self.repo, base=commit, files=self.tests, message=msg)
+        probe = merge.overlay(
+            self.repo, base=kept.commit, files=self.tests, message=msg
+        )
         f2p = self.fail_to_pass
         try:
             run = self.bench.run_tests(probe, self.targets, f"bisect-{commit[:12]}")
         except ForkkitError:  # not even collected: an import broke
-            why = "they are not collected there: see the run's log"
+            why = "its tests are not collected there: see the run's log"
             return Step(commit, subject, False, (), f2p, broken=why)
         check = semantic_verdict(f2p, f2p, run)
-        broken = f"{len(check.broken)} fail otherwise than by an assertion"
+        missing = [self.others[i][0] for i in kept.missing]
+        broken = ""
+        if check.broken and not check.failed:
+            broken = f"{len(check.broken)} fail otherwise than by an assertion"
+        elif check.failed and missing:
+            broken = "other fixes' patches do not apply there: " + ", ".join(missing)
         return Step(
             commit=commit,
             subject=subject,
             absorbed=check.absorbed,
             passed=check.passed,
             failed=check.failed + check.broken,
-            broken=broken if check.broken and not check.failed else "",
+            broken=broken,
         )
 
 
@@ -143,11 +167,11 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
             tests=merge.entries(repo, list(files), rev=source),
             targets=targets if None in nodes else tuple(n for n in nodes if n),
             fail_to_pass=f2p,
+            others=_other_fixes(tree, fixes, fix),
         )
-        index, steps = first_absorbed(commits, probe)
-    first = (
-        None if index is None else next(s for s in steps if s.commit == commits[index])
-    )
+        found = first_absorbed(commits, probe)
+    by_commit = {s.commit: s for s in found.steps}
+    first = None if found.index is None else by_commit[commits[found.index]]
     return BisectResult(
         fix=fix.id,
         url=public_url(git.url),
@@ -155,10 +179,24 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
         bad=bad,
         commits=len(commits),
         fail_to_pass=f2p,
-        steps=tuple(steps),
+        steps=found.steps,
         first=first,
+        unmeasured=tuple(by_commit[commits[i]] for i in found.unmeasured),
         tests_from=_shown(cfg, opts.tests_from),
     )
+
+
+def _other_fixes(
+    tree: ForkTree, fixes: FixSet, fix: Fix
+) -> tuple[tuple[str, str], ...]:
+    """Every other fix's runtime change, per patch, in series order."""
+    diffs = {
+        patch.name: diff
+        for other in fixes.fixes
+        if other.id != fix.id
+        for patch, diff in runtime_diffs(tree, fixes, other)
+    }
+    return tuple((p.name, diffs[p.name]) for p in fixes.patches if p.name in diffs)
 
 
 def _test_source(
