@@ -143,3 +143,26 @@ def test_bisect_with_the_tests_another_line_carries(
     assert data["tests_from"] == "../newer/fork.toml" and rename not in (
         s["commit"] for s in data["steps"] if s["absorbed"]
     )
+
+
+@pytest.mark.e2e
+def test_bisect_over_releases_names_the_release(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Over releases (#32 item 5): each release after the pin, verified by
+    its sha256 on the index, is one commit; the answer is the first release
+    without the need, as patches/retired.toml records it."""
+    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
+    toy_upstream.publish("1.2", toy_release({"toy/calc.py": FIXED_CALC}))
+    toy_upstream.publish("1.3", toy_release({"toy/calc.py": FIXED_CALC, "n": "n"}))
+    args = ["--config", str(toy_project.path), "bisect", "--until", "toy==1.3"]
+    assert main(args) == 0
+    assert "absorbed by toy 1.2 'toy 1.2'" in capsys.readouterr().out
+    data = json.loads(
+        (toy_project.workdir / "reports" / "bisect" / "bisect.json").read_text()
+    )
+    assert data["releases"] and data["applied_upstream"] == "toy 1.2"
+    assert [s["subject"] for s in data["steps"]] == ["toy 1.3", "toy 1.1", "toy 1.2"]
+    assert main([*args[:-1], "toy==0.9"]) == 2

@@ -5,8 +5,11 @@ in a report's upstream identifier (pure: no I/O)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import Any
 
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from forkkit.errors import ForkkitError
 from forkkit.pin import path_component
@@ -42,3 +45,45 @@ def sdist_version(ident: str) -> str | None:
         return None
     parts = split_release(ident.removeprefix("sdist:").partition("#")[0])
     return parts[1] if parts else None
+
+
+# --- versions -----------------------------------------------------------------
+
+# key, is a pre-release (or dev release); None: not a PEP 440 version
+Parsed = tuple[Version, bool] | None
+
+
+def parse_version(text: str) -> Parsed:
+    """``text`` as a PEP 440 version and whether it is a pre- or dev release."""
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        return None
+    return version, version.is_prerelease
+
+
+def newer_releases(
+    versions: Iterable[str],
+    pin: str,
+    *,
+    pre: bool = False,
+) -> list[str]:
+    """The versions newer than ``pin``, newest first.
+
+    Pre-releases (and dev releases) only with ``pre``; versions that are not
+    PEP 440 are skipped. A ``pin`` that is not PEP 440 is an error.
+    """
+    pinned = parse_version(pin)
+    if pinned is None:
+        raise ForkkitError(
+            f"fork.toml [upstream] version {pin!r}: not a PEP 440 version, so "
+            "newer releases cannot be told apart; fix the pin"
+        )
+    found: dict[str, Any] = {}
+    for text in versions:
+        parsed = parse_version(text)
+        if parsed is None or (parsed[1] and not pre):
+            continue
+        if parsed[0] > pinned[0]:
+            found[text] = parsed[0]
+    return sorted(found, key=lambda v: found[v], reverse=True)

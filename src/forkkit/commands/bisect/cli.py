@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", default="", metavar="REV", help="needed here")
     parser.add_argument("--bad", default="", metavar="REV", help="absorbed here")
     parser.add_argument(
+        "--until",
+        default="",
+        metavar="NAME==VERSION",
+        help="bisect over releases instead of commits: every release on the "
+        "index after the pin, up to this one, verified as the pin is",
+    )
+    parser.add_argument(
         "--tests-from",
         type=Path,
         metavar="FORK_TOML",
@@ -67,6 +74,7 @@ def request(args: argparse.Namespace) -> Request:
             good=args.good,
             bad=args.bad,
             tests_from=args.tests_from,
+            until=args.until,
             timeout=args.timeout,
         )
     )

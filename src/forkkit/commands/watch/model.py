@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from packaging.version import InvalidVersion, Version
-
 from forkkit.commands.watch.history import History
-from forkkit.errors import ForkkitError
 from forkkit.services.rebase.model import RebaseResult
+from forkkit.upstream.release import newer_releases, parse_version
+
+__all__ = [
+    "EXIT_CODES",
+    "WatchOptions",
+    "WatchResult",
+    "newer_releases",
+    "parse_version",
+    "verdict_of",
+]
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
 EXIT_CODES: dict[Verdict, int] = {
@@ -22,48 +28,6 @@ EXIT_CODES: dict[Verdict, int] = {
 }
 REPORT_STEM = "watch"
 REBASE_STEM = "rebase"  # the rebase report, inside the watch report folder
-
-# --- versions -----------------------------------------------------------------
-
-# key, is a pre-release (or dev release); None: not a PEP 440 version
-Parsed = tuple[Version, bool] | None
-
-
-def parse_version(text: str) -> Parsed:
-    """``text`` as a PEP 440 version and whether it is a pre- or dev release."""
-    try:
-        version = Version(text)
-    except InvalidVersion:
-        return None
-    return version, version.is_prerelease
-
-
-def newer_releases(
-    versions: Iterable[str],
-    pin: str,
-    *,
-    pre: bool = False,
-) -> list[str]:
-    """The versions newer than ``pin``, newest first.
-
-    Pre-releases (and dev releases) only with ``pre``; versions that are not
-    PEP 440 are skipped. A ``pin`` that is not PEP 440 is an error.
-    """
-    pinned = parse_version(pin)
-    if pinned is None:
-        raise ForkkitError(
-            f"fork.toml [upstream] version {pin!r}: not a PEP 440 version, so "
-            "newer releases cannot be told apart; fix the pin"
-        )
-    found: dict[str, Any] = {}
-    for text in versions:
-        parsed = parse_version(text)
-        if parsed is None or (parsed[1] and not pre):
-            continue
-        if parsed[0] > pinned[0]:
-            found[text] = parsed[0]
-    return sorted(found, key=lambda v: found[v], reverse=True)
-
 
 # --- the result ---------------------------------------------------------------
 

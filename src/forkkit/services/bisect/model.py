@@ -116,6 +116,7 @@ class BisectResult:
     first: Step | None  # the first commit that absorbs the fix
     unmeasured: tuple[Step, ...] = ()  # right before it, not measured
     tests_from: str = ""  # the line whose test files the probes used ("": this)
+    releases: bool = False  # the commits are releases (subject: NAME VERSION)
 
     @property
     def found(self) -> bool:
@@ -130,6 +131,8 @@ class BisectResult:
         """What ``patches/retired.toml`` records: the commit, and its PR."""
         if self.first is None:
             return ""
+        if self.releases:
+            return self.first.subject
         pr = f" (#{self.pr})" if self.pr is not None else ""
         return f"{self.first.commit[:12]}{pr}"
 
@@ -150,6 +153,7 @@ class BisectResult:
             "first": None if self.first is None else self.first.to_json(),
             "pr": self.pr,
             "applied_upstream": self.applied_upstream,
+            "releases": self.releases,
             "steps": [s.to_json() for s in self.steps],
             "unmeasured": [s.commit for s in self.unmeasured],
         }

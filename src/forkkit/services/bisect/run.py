@@ -33,6 +33,7 @@ from forkkit.patches.fixes import Fix
 from forkkit.patches.testids import node_id
 from forkkit.pin import GitPin, public_url
 from forkkit.services.bisect.model import BisectResult, Step, first_absorbed
+from forkkit.services.bisect.releases import release_chain
 from forkkit.services.rebase.absorb import semantic_verdict
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.semantic import SemanticBench
@@ -53,6 +54,9 @@ class BisectOptions:
     # the fix's test files as another line carries them (its fork.toml): the
     # current text, refreshed for upstream's renamed test helpers
     tests_from: Path | None = None
+    # over releases instead of git commits: every release on the index after
+    # the (sdist) pin, up to this one (NAME==VERSION), one commit each
+    until: str = ""
     timeout: float | None = None
 
 
@@ -141,14 +145,22 @@ class _Prober:
 
 def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
     """Find the first commit in good..bad that absorbs the fix."""
-    git = cfg.upstream.commit_pin
-    if not git.url:
-        raise ForkkitError(f"{cfg.path.name} [upstream]: no git_url to bisect; set it")
     tree = materialize(cfg)
     repo = Repo(tree.path)
     fixes = load_fixes(cfg)
     fix = fixes.get(opts.fix) if opts.fix else fixes.one()
-    good, bad, commits = _range(repo, git, opts)
+    if opts.until:
+        good, bad, commits = release_chain(cfg, repo, until=opts.until)
+        where = f"the releases on {public_url(cfg.upstream.index_url)}"
+    else:
+        git = cfg.upstream.commit_pin
+        if not git.url:
+            raise ForkkitError(
+                f"{cfg.path.name} [upstream]: no git_url to bisect; set it, or "
+                "bisect over releases (--until NAME==VERSION)"
+            )
+        good, bad, commits = _range(repo, git, opts)
+        where = public_url(git.url)
     with SemanticBench(cfg=cfg, opts=Options(timeout=opts.timeout), repo=repo) as bench:
         targets = focused_targets(tree, fixes, fix, head=tree.head)
         f2p = _fail_to_pass(
@@ -174,7 +186,8 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
     first = None if found.index is None else by_commit[commits[found.index]]
     return BisectResult(
         fix=fix.id,
-        url=public_url(git.url),
+        url=where,
+        releases=bool(opts.until),
         good=good,
         bad=bad,
         commits=len(commits),
