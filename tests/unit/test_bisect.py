@@ -8,6 +8,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,13 +18,23 @@ from forkkit.services.bisect.model import Step, first_absorbed, pr_number
 from tests.synthetic import (
     BUGGY,
     CALC_CONTEXT_MOVED,
+    COUNT_FIXED,
     FIX_TEST,
     FIXED_CALC,
     SyntheticUpstream,
     git_line_toml,
     make_project,
+    make_two_fix_project,
     toy_release,
+    toy_testenv_python,
 )
+
+
+def _report(cfg: ForkConfig) -> Any:
+    """The one fix's entry of the bisect report."""
+    path = cfg.workdir / "reports" / "bisect" / "bisect.json"
+    (entry,) = json.loads(path.read_text())["fixes"]
+    return entry
 
 
 def _step(commit: str, absorbed: bool) -> Step:
@@ -94,7 +105,7 @@ def test_bisect_names_the_commit_of_33_that_absorbed_the_fix(
     assert main(["--config", str(cfg.path), "bisect"]) == 0
     out = capsys.readouterr().out
     assert f"absorbed by {pushed[21][:12]} (#4242)" in out
-    data = json.loads((cfg.workdir / "reports" / "bisect" / "bisect.json").read_text())
+    data = _report(cfg)
     assert data["first"]["commit"] == pushed[21] and data["pr"] == 4242
     assert data["commits"] == 33 and data["proofs"] <= 6
     assert data["fail_to_pass"] == ["tests.test_fix::test_limit_reaches_n"]
@@ -138,7 +149,7 @@ def test_bisect_with_the_tests_another_line_carries(
     args = ["bisect", "--tests-from", str(newer.path), "--bad", later]
     assert main(["--config", str(cfg.path), *args]) == 0
     assert f"absorbed by {fix[:12]} (#77)" in capsys.readouterr().out
-    data = json.loads((cfg.workdir / "reports" / "bisect" / "bisect.json").read_text())
+    data = _report(cfg)
     assert data["first"]["commit"] == fix and data["steps"][0]["commit"] == later
     assert data["tests_from"] == "../newer/fork.toml" and rename not in (
         s["commit"] for s in data["steps"] if s["absorbed"]
@@ -160,9 +171,31 @@ def test_bisect_over_releases_names_the_release(
     args = ["--config", str(toy_project.path), "bisect", "--until", "toy==1.3"]
     assert main(args) == 0
     assert "absorbed by toy 1.2 'toy 1.2'" in capsys.readouterr().out
-    data = json.loads(
-        (toy_project.workdir / "reports" / "bisect" / "bisect.json").read_text()
-    )
+    data = _report(toy_project)
     assert data["releases"] and data["applied_upstream"] == "toy 1.2"
     assert [s["subject"] for s in data["steps"]] == ["toy 1.3", "toy 1.1", "toy 1.2"]
     assert main([*args[:-1], "toy==0.9"]) == 2
+
+
+@pytest.mark.e2e
+def test_every_fix_bisected_over_releases(
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two fixes taken at two releases: one table, each fix measured with the
+    other kept (as its red is)."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = make_two_fix_project(tmp_path / "p", toy_upstream, "2.0")
+    count_fixed = {"toy/count.py": COUNT_FIXED}
+    toy_upstream.publish("2.1", toy_release(count_fixed))
+    toy_upstream.publish("2.2", toy_release({**count_fixed, "toy/calc.py": FIXED_CALC}))
+    args = ["--config", str(cfg.path), "bisect", "--until", "toy==2.2"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "fix limit: absorbed by toy 2.2" in out
+    assert "fix count: absorbed by toy 2.1" in out
+    md = (cfg.workdir / "reports" / "bisect" / "bisect.md").read_text()
+    assert "| `limit` | toy 2.2 | 2 |" in md and "| `count` | toy 2.1 | 2 |" in md

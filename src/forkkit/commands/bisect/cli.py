@@ -11,8 +11,8 @@ from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import BISECT, write_reports
 from forkkit.services.bisect.model import STEM
-from forkkit.services.bisect.render import render_line, render_markdown
-from forkkit.services.bisect.run import BisectOptions, bisect
+from forkkit.services.bisect.render import bisect_json, render_all, render_line
+from forkkit.services.bisect.run import BisectOptions, bisect_fixes
 
 _EPILOG = """\
 exit codes:
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.epilog = _EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("--fix", metavar="ID", help="the fix (default: the only one)")
+    parser.add_argument("--fix", metavar="ID", help="one fix (default: each fix)")
     parser.add_argument("--good", default="", metavar="REV", help="needed here")
     parser.add_argument("--bad", default="", metavar="REV", help="absorbed here")
     parser.add_argument(
@@ -83,13 +83,13 @@ def request(args: argparse.Namespace) -> Request:
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Bisect into reports/bisect/; the verdict's line and exit code."""
     with cfg.work.new_report_folder(STEM) as folder:
-        result = bisect(cfg, req.opts)
-        text = render_markdown(result)
+        results = bisect_fixes(cfg, req.opts)
+        text = render_all(results)
         write_reports(
-            folder.path, STEM, markdown=text, data=result.to_json(), doc=BISECT
+            folder.path, STEM, markdown=text, data=bisect_json(results), doc=BISECT
         )
     return Outcome(
-        code=result.exit_code,
-        out=render_line(result),
+        code=max(r.exit_code for r in results),
+        out="\n".join(render_line(r) for r in results),
         report=Shown(folder.dest, STEM, text),
     )

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from forkkit.output.report import md_table
 from forkkit.services.bisect.model import BisectResult
 
@@ -69,3 +72,29 @@ def render_markdown(result: BisectResult) -> str:
     ]
     out.append(md_table(["commit", "subject", "fix", "FAIL_TO_PASS"], rows))
     return "\n".join(out) + "\n"
+
+
+def render_all(results: Sequence[BisectResult]) -> str:
+    """Every fix's answer in one table, then each fix's report."""
+    if len(results) == 1:
+        return render_markdown(results[0])
+    rows = [
+        [f"`{r.fix}`", r.applied_upstream or "not found", str(len(r.steps))]
+        for r in results
+    ]
+    head = [
+        "# Where upstream took each fix\n",
+        md_table(["fix", "absorbed by", "proofs"], rows),
+        "",
+    ]
+    body = [render_markdown(r).replace("# Where", "## Where", 1) for r in results]
+    return (
+        "\n".join(head)
+        + "\n"
+        + "\n".join(b.replace("\n## Proofs", "\n### Proofs") for b in body)
+    )
+
+
+def bisect_json(results: Sequence[BisectResult]) -> dict[str, Any]:
+    """The report's JSON: one entry per fix."""
+    return {"fixes": [r.to_json() for r in results]}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
@@ -232,3 +232,9 @@ def _shown(cfg: ForkConfig, other: Path | None) -> str:
     if other is None:
         return ""
     return os.path.relpath(other.absolute(), cfg.root)
+
+
+def bisect_fixes(cfg: ForkConfig, opts: BisectOptions) -> tuple[BisectResult, ...]:
+    """``opts.fix``, or every fix of the series, each bisected alone."""
+    ids = [opts.fix] if opts.fix else [f.id for f in load_fixes(cfg).pick(None)]
+    return tuple(bisect(cfg, replace(opts, fix=fid)) for fid in ids)
