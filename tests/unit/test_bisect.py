@@ -14,6 +14,7 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.config import ForkConfig, load_config
+from forkkit.patches.retired import RETIRED_FILE, Retired, render_retired
 from forkkit.services.bisect.model import Step, first_absorbed, pr_number
 from tests.synthetic import (
     BUGGY,
@@ -175,6 +176,23 @@ def test_bisect_over_releases_names_the_release(
     assert data["releases"] and data["applied_upstream"] == "toy 1.2"
     assert [s["subject"] for s in data["steps"]] == ["toy 1.3", "toy 1.1", "toy 1.2"]
     assert main([*args[:-1], "toy==0.9"]) == 2
+    # the retirement record is checked against the measurement
+    record = Retired(
+        name="0001-x.patch",
+        subject="x",
+        applied_upstream="toy 1.1",
+        how="absorbed-semantic",
+        evidence="e",
+        retired_from="toy 1.0",
+        sha256="0" * 64,
+        fix="toy-fix",
+    )
+    retired = toy_project.patches_dir / RETIRED_FILE
+    retired.write_text(render_retired([record]))
+    assert main(args) == 1
+    assert "patches/retired.toml says toy 1.1" in capsys.readouterr().out
+    retired.write_text(render_retired([replace(record, applied_upstream="toy 1.2")]))
+    assert main(args) == 0 and _report(toy_project)["agrees"]
 
 
 @pytest.mark.e2e
@@ -198,4 +216,6 @@ def test_every_fix_bisected_over_releases(
     assert "fix limit: absorbed by toy 2.2" in out
     assert "fix count: absorbed by toy 2.1" in out
     md = (cfg.workdir / "reports" / "bisect" / "bisect.md").read_text()
-    assert "| `limit` | toy 2.2 | 2 |" in md and "| `count` | toy 2.1 | 2 |" in md
+    assert (
+        "| `limit` | toy 2.2 | - | 2 |" in md and "| `count` | toy 2.1 | - | 2 |" in md
+    )

@@ -53,12 +53,19 @@ class ScratchIndex:
         self._git.run(*args, extra_env=self._env)
 
     def apply(
-        self, patch: Path | str, *, reverse: bool = False, check: bool = False
+        self,
+        patch: Path | str,
+        *,
+        reverse: bool = False,
+        check: bool = False,
+        three_way: bool = False,
     ) -> ApplyResult:
         """Apply a patch (a file or its text) to the index only (``check``:
-        only say whether it would apply)."""
+        only say whether it would apply; ``three_way``: merge with the
+        preimage blobs where the context moved)."""
         args = ["apply", "--cached", *(["-R"] if reverse else [])]
         args += ["--check"] if check else []
+        args += ["--3way"] if three_way else []
         if isinstance(patch, Path):
             proc = self._git.run(*args, str(patch), check=False, extra_env=self._env)
         else:

@@ -144,8 +144,9 @@ def apply_patches_commit(
     repo: Repo, *, onto: str, patches: Sequence[str], message: str
 ) -> SeriesApplied:
     """Commit ``onto``'s tree with each of ``patches`` applied in order where
-    it applies (each atomically, in one scratch index); one that does not
-    apply is left out, as present when it reverse-applies. The work tree,
+    it applies (each atomically, with a 3-way merge where its context moved,
+    in one scratch index); one that does not apply is left out, as present
+    when it reverse-applies. The work tree,
     the index and every ref are left alone."""
     onto_id = repo.rev(onto)
     if onto_id is None:
@@ -154,9 +155,12 @@ def apply_patches_commit(
     with repo.scratch_index(f"apply-fixes-{threading.get_ident()}") as index:
         index.read_tree(onto_id)
         for i, text in enumerate(patches):
-            if index.apply(text).ok:
+            before = index.write_tree()
+            if index.apply(text).ok or index.apply(text, three_way=True).ok:
                 done["applied"].append(i)
-            elif index.apply(text, reverse=True, check=True).ok:
+                continue
+            index.read_tree(before)  # a failed 3-way merge may leave stages
+            if index.apply(text, reverse=True, check=True).ok:
                 done["present"].append(i)
             else:
                 done["missing"].append(i)

@@ -40,6 +40,7 @@ class Step:
     passed: tuple[str, ...]  # FAIL_TO_PASS tests passing without the fix
     failed: tuple[str, ...]  # failing there (the fix is still needed)
     broken: str = ""  # why the tests proved nothing there (not an assertion)
+    tests: str = ""  # which text of the fix's tests ran ("the pin's", a line)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -49,6 +50,7 @@ class Step:
             "passed": list(self.passed),
             "failed": list(self.failed),
             "broken": self.broken,
+            "tests": self.tests,
         }
 
 
@@ -117,6 +119,7 @@ class BisectResult:
     unmeasured: tuple[Step, ...] = ()  # right before it, not measured
     tests_from: str = ""  # the line whose test files the probes used ("": this)
     releases: bool = False  # the commits are releases (subject: NAME VERSION)
+    recorded: str = ""  # applied_upstream in patches/retired.toml, if retired
 
     @property
     def found(self) -> bool:
@@ -137,8 +140,14 @@ class BisectResult:
         return f"{self.first.commit[:12]}{pr}"
 
     @property
+    def agrees(self) -> bool:
+        """The measurement says what the retirement record says (or there is
+        no record)."""
+        return not self.recorded or self.recorded == self.applied_upstream
+
+    @property
     def exit_code(self) -> int:
-        return 0 if self.found else 1
+        return 0 if self.found and self.agrees else 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -154,6 +163,8 @@ class BisectResult:
             "pr": self.pr,
             "applied_upstream": self.applied_upstream,
             "releases": self.releases,
+            "recorded": self.recorded,
+            "agrees": self.agrees,
             "steps": [s.to_json() for s in self.steps],
             "unmeasured": [s.commit for s in self.unmeasured],
         }

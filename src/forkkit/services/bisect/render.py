@@ -29,6 +29,8 @@ def render_line(result: BisectResult) -> str:
         f"fix {result.fix}: absorbed by {result.applied_upstream} "
         f"{result.first.subject!r} ({proofs})"
     )
+    if not result.agrees:
+        line += f"; patches/retired.toml says {result.recorded}"
     if result.unmeasured:
         names = ", ".join(s.commit[:12] for s in result.unmeasured)
         line += f"; not measured right before it: {names}, so it may be earlier"
@@ -38,6 +40,9 @@ def render_line(result: BisectResult) -> str:
 def render_markdown(result: BisectResult) -> str:
     """The whole report: where, how it was measured, every proof."""
     out = [f"# Where upstream took fix `{result.fix}`\n", render_line(result) + ".\n"]
+    if result.recorded:
+        agrees = "agrees" if result.agrees else "**differs**"
+        out.append(f"- Recorded in patches/retired.toml: {result.recorded} ({agrees})")
     if result.first is not None:
         pr = f", PR #{result.pr}" if result.pr is not None else ""
         out.append(
@@ -50,11 +55,12 @@ def render_markdown(result: BisectResult) -> str:
         "- Absorbed at a commit: every FAIL_TO_PASS test of the fix (measured "
         "red to green on its pin) passes on that upstream commit with only the "
         "fix's test files added (and every other fix's runtime change, where "
-        "it applies, as in the fix's red), "
+        "it applies, as in the fix's red), as the pin carries them"
         + (
-            f"as the line `{result.tests_from}` carries them (their current text)"
+            f", or, where those prove nothing, as `{result.tests_from}` carries "
+            "them (their current text)"
             if result.tests_from
-            else "as they are on the fork's HEAD"
+            else ""
         ),
         "- FAIL_TO_PASS: " + ", ".join(f"`{t}`" for t in result.fail_to_pass),
         "",
@@ -67,10 +73,12 @@ def render_markdown(result: BisectResult) -> str:
             "absorbed" if s.absorbed else ("not measured" if s.broken else "needed"),
             f"{len(s.passed)} pass, {len(s.failed)} fail"
             + (f" ({s.broken})" if s.broken else ""),
+            s.tests,
         ]
         for s in result.steps
     ]
-    out.append(md_table(["commit", "subject", "fix", "FAIL_TO_PASS"], rows))
+    heads = ["commit", "subject", "fix", "FAIL_TO_PASS", "tests"]
+    out.append(md_table(heads, rows))
     return "\n".join(out) + "\n"
 
 
@@ -79,12 +87,17 @@ def render_all(results: Sequence[BisectResult]) -> str:
     if len(results) == 1:
         return render_markdown(results[0])
     rows = [
-        [f"`{r.fix}`", r.applied_upstream or "not found", str(len(r.steps))]
+        [
+            f"`{r.fix}`",
+            r.applied_upstream or "not found",
+            (r.recorded + ("" if r.agrees else " (**differs**)")) or "-",
+            str(len(r.steps)),
+        ]
         for r in results
     ]
     head = [
         "# Where upstream took each fix\n",
-        md_table(["fix", "absorbed by", "proofs"], rows),
+        md_table(["fix", "absorbed by", "retired.toml says", "proofs"], rows),
         "",
     ]
     body = [render_markdown(r).replace("# Where", "## Where", 1) for r in results]

@@ -30,6 +30,7 @@ from forkkit.fork.state import ForkTree
 from forkkit.fork.tree import materialize
 from forkkit.output.progress import say
 from forkkit.patches.fixes import Fix
+from forkkit.patches.retired import RETIRED_FILE, parse_retired
 from forkkit.patches.testids import node_id
 from forkkit.pin import GitPin, public_url
 from forkkit.services.bisect.model import BisectResult, Step, first_absorbed
@@ -94,14 +95,24 @@ def _fail_to_pass(
 
 
 @dataclass(frozen=True, kw_only=True)
+class TestText:
+    """One text of the fix's test files: where it comes from, the files and
+    the pytest targets of its FAIL_TO_PASS tests."""
+
+    label: str  # "the pin's" or the other line's fork.toml
+    files: Mapping[str, merge.Entry | None]
+    targets: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class _Prober:
-    """One proof of the bisection: upstream ``commit`` with the fix's tests."""
+    """One proof of the bisection: upstream ``commit`` with the fix's tests,
+    in the first of their texts that measures anything there."""
 
     repo: Repo
     bench: SemanticBench
     fix: str
-    tests: Mapping[str, merge.Entry | None]
-    targets: Sequence[str]
+    texts: tuple[TestText, ...]
     fail_to_pass: tuple[str, ...]
     # the other fixes' runtime changes, per patch in series order: the fix is
     # measured as its red is, with every other fix kept where it applies
@@ -116,18 +127,36 @@ class _Prober:
             patches=[diff for _, diff in self.others],
             message=f"bisect: the other fixes on upstream {commit[:12]}\n",
         )
+        missing = tuple(self.others[i][0] for i in kept.missing)
+        step = None
+        for text in self.texts:
+            step = self._run(
+                commit, subject, base=kept.commit, text=text, missing=missing
+            )
+            if not step.broken:
+                break
+            say(f"{commit[:12]}: {text.label} tests prove nothing ({step.broken})")
+        assert step is not None
+        return step
+
+    def _run(
+        self,
+        commit: str,
+        subject: str,
+        *,
+        base: str,
+        text: TestText,
+        missing: tuple[str, ...],
+    ) -> Step:
         msg = f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}"
-        probe = merge.overlay(
-            self.repo, base=kept.commit, files=self.tests, message=msg
-        )
-        f2p = self.fail_to_pass
+        probe = merge.overlay(self.repo, base=base, files=text.files, message=msg)
+        f2p, name = self.fail_to_pass, f"bisect-{commit[:12]}-{len(text.label)}"
         try:
-            run = self.bench.run_tests(probe, self.targets, f"bisect-{commit[:12]}")
+            run = self.bench.run_tests(probe, text.targets, name)
         except ForkkitError:  # not even collected: an import broke
             why = "its tests are not collected there: see the run's log"
-            return Step(commit, subject, False, (), f2p, broken=why)
+            return Step(commit, subject, False, (), f2p, broken=why, tests=text.label)
         check = semantic_verdict(f2p, f2p, run)
-        missing = [self.others[i][0] for i in kept.missing]
         broken = ""
         if check.broken and not check.failed:
             broken = f"{len(check.broken)} fail otherwise than by an assertion"
@@ -140,7 +169,31 @@ class _Prober:
             passed=check.passed,
             failed=check.failed + check.broken,
             broken=broken,
+            tests=text.label,
         )
+
+
+def _commits(
+    cfg: ForkConfig, repo: Repo, opts: BisectOptions
+) -> tuple[str, str, list[str], str]:
+    """Good, bad, the commits after good up to bad, and where they come from
+    (the releases on the index, or the line's git upstream)."""
+    if opts.until:
+        good, bad, commits = release_chain(cfg, repo, until=opts.until)
+        return (
+            good,
+            bad,
+            commits,
+            f"the releases on {public_url(cfg.upstream.index_url)}",
+        )
+    git = cfg.upstream.commit_pin
+    if not git.url:
+        raise ForkkitError(
+            f"{cfg.path.name} [upstream]: no git_url to bisect; set it, or "
+            "bisect over releases (--until NAME==VERSION)"
+        )
+    good, bad, commits = _range(repo, git, opts)
+    return good, bad, commits, public_url(git.url)
 
 
 def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
@@ -149,18 +202,7 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
     repo = Repo(tree.path)
     fixes = load_fixes(cfg)
     fix = fixes.get(opts.fix) if opts.fix else fixes.one()
-    if opts.until:
-        good, bad, commits = release_chain(cfg, repo, until=opts.until)
-        where = f"the releases on {public_url(cfg.upstream.index_url)}"
-    else:
-        git = cfg.upstream.commit_pin
-        if not git.url:
-            raise ForkkitError(
-                f"{cfg.path.name} [upstream]: no git_url to bisect; set it, or "
-                "bisect over releases (--until NAME==VERSION)"
-            )
-        good, bad, commits = _range(repo, git, opts)
-        where = public_url(git.url)
+    good, bad, commits, where = _commits(cfg, repo, opts)
     with SemanticBench(cfg=cfg, opts=Options(timeout=opts.timeout), repo=repo) as bench:
         targets = focused_targets(tree, fixes, fix, head=tree.head)
         f2p = _fail_to_pass(
@@ -170,14 +212,27 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
             fix=fix,
             targets=targets,
         )
-        source, files = _test_source(repo, tree.head, fix, other=opts.tests_from)
-        nodes = [node_id(t, set(files)) for t in f2p]
+        texts = [
+            _text(
+                repo,
+                tree.head,
+                files=fix.test_files,
+                f2p=f2p,
+                targets=targets,
+                label="the pin's",
+            )
+        ]
+        if opts.tests_from is not None:
+            source, files = _test_source(repo, fix, other=opts.tests_from)
+            label = _shown(cfg, opts.tests_from)
+            texts.append(
+                _text(repo, source, files=files, f2p=f2p, targets=targets, label=label)
+            )
         probe = _Prober(
             repo=repo,
             bench=bench,
             fix=fix.id,
-            tests=merge.entries(repo, list(files), rev=source),
-            targets=targets if None in nodes else tuple(n for n in nodes if n),
+            texts=tuple(texts),
             fail_to_pass=f2p,
             others=_other_fixes(tree, fixes, fix),
         )
@@ -196,7 +251,24 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
         first=first,
         unmeasured=tuple(by_commit[commits[i]] for i in found.unmeasured),
         tests_from=_shown(cfg, opts.tests_from),
+        recorded=_recorded(
+            load_config(opts.tests_from) if opts.tests_from else cfg, fix.id
+        ),
     )
+
+
+def _recorded(cfg: ForkConfig, fid: str) -> str:
+    """Where ``cfg``'s retirement records say upstream took the fix ("": it
+    has none)."""
+    path = cfg.patches_dir / RETIRED_FILE
+    if not path.is_file():
+        return ""
+    found = {
+        r.applied_upstream
+        for r in parse_retired(path.read_text(), where=str(path))
+        if r.fix == fid
+    }
+    return ", ".join(sorted(found))
 
 
 def _other_fixes(
@@ -212,13 +284,28 @@ def _other_fixes(
     return tuple((p.name, diffs[p.name]) for p in fixes.patches if p.name in diffs)
 
 
-def _test_source(
-    repo: Repo, head: str, fix: Fix, *, other: Path | None
-) -> tuple[str, tuple[str, ...]]:
-    """Where the probes' test files come from: this fork's HEAD, or the HEAD
-    of another line that carries the fix (fetched into this repository)."""
-    if other is None:
-        return head, fix.test_files
+def _text(
+    repo: Repo,
+    rev: str,
+    *,
+    files: Sequence[str],
+    f2p: Sequence[str],
+    targets: Sequence[str],
+    label: str,
+) -> TestText:
+    """The fix's test files at ``rev``, and the targets of its FAIL_TO_PASS
+    tests among them (its focused targets where an id names no file)."""
+    nodes = [node_id(t, set(files)) for t in f2p]
+    return TestText(
+        label=label,
+        files=merge.entries(repo, list(files), rev=rev),
+        targets=tuple(targets) if None in nodes else tuple(n for n in nodes if n),
+    )
+
+
+def _test_source(repo: Repo, fix: Fix, *, other: Path) -> tuple[str, tuple[str, ...]]:
+    """The fix's test files as another line carries them: its fork's HEAD,
+    fetched into this repository, and the files."""
     line = load_config(other)
     tree = materialize(line)
     theirs = load_fixes(line).get(fix.id)
