@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tomllib
 from pathlib import Path
 
 import nox
@@ -145,10 +146,14 @@ def watch(session: nox.Session) -> None:
 @nox.session(python=PY)
 def history(session: nox.Session) -> None:
     """The fix's series on every release newer than its first pin
-    (``pins/0.30.0``, ``watch --all``); ``-- --config FILE`` for another.
+    (``pins/0.30.0``, ``watch --all``; ``-- --config FILE`` for another),
+    then where upstream took each fix: ``bisect`` over the releases up to
+    the project's pin, with the tests as the project carries them now,
+    checked against ``patches/retired.toml``.
 
-    Passes whenever the history was measured: any watch verdict (0, 10, 20,
-    30); the newest release's verdict is in the report.
+    The watch part passes whenever the history was measured: any watch
+    verdict (0, 10, 20, 30); the bisection fails when an answer differs from
+    its retirement record.
     """
     session.install("-e", ".")
     args = list(session.posargs)
@@ -158,6 +163,12 @@ def history(session: nox.Session) -> None:
         config, args = args[i : i + 2], args[:i] + args[i + 2 :]
     session.run(
         "forkkit", *config, "watch", "--all", *args, success_codes=[0, 10, 20, 30]
+    )
+    with open("fork.toml", "rb") as fh:
+        pin = tomllib.load(fh)["upstream"]
+    until = f"{pin['name']}=={pin['version']}"
+    session.run(
+        "forkkit", *config, "bisect", "--until", until, "--tests-from", "fork.toml"
     )
 
 

@@ -203,7 +203,7 @@ def check(cfg: ForkConfig, opts: argparse.Namespace) -> dict[str, Any]:
     python = os.environ.get("FORKKIT_TESTENV_PYTHON", "")
     # the CUDA platform, not fork.toml's CPU one (the caller's setting wins)
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cuda")
-    doc: dict[str, Any] = {"schema": 1, "python": python, "steps": {}}
+    doc: dict[str, Any] = {"python": python, "steps": {}}
     usable = bool(python) and os.access(python, os.X_OK)
     doc["environment"] = probe(python) if usable else {}
     if usable and doc["environment"].get("cuda_available"):

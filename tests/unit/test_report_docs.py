@@ -12,6 +12,7 @@ import pytest
 from forkkit.errors import ForkkitError
 from forkkit.output.report import (
     DOC_TYPES,
+    GPU_CHECK,
     PROOF,
     REBASE,
     read_report_json,
@@ -51,3 +52,11 @@ def test_a_reader_refuses_another_document_in_one_line(
         read_report_json(path, doc=PROOF, hint="run forkkit red-green first")
     line = str(e.value)
     assert "\n" not in line and why in line and line.endswith("red-green first")
+
+
+def test_a_body_cannot_override_what_the_document_is() -> None:
+    """stamp() wins over a body's own schema or version (the GPU check once
+    wrote "schema": 1 into its body, and it was kept)."""
+    doc = GPU_CHECK.stamp({"schema": 1, "version": 9, "python": "3.11"})
+    assert (doc["schema"], doc["version"]) == (GPU_CHECK.schema, GPU_CHECK.version)
+    assert GPU_CHECK.refusal(doc) is None and doc["python"] == "3.11"

@@ -34,8 +34,10 @@ class DocType:
     what: str  # how a message names it, e.g. "red/green report"
 
     def stamp(self, data: dict[str, Any]) -> dict[str, Any]:
-        """``data`` with its ``schema`` and ``version``."""
-        return {"schema": self.schema, "version": self.version, **data}
+        """``data`` with its ``schema`` and ``version`` (first, and never the
+        body's: a body cannot override what it is)."""
+        body = {k: v for k, v in data.items() if k not in ("schema", "version")}
+        return {"schema": self.schema, "version": self.version, **body}
 
     def refusal(self, doc: dict[str, Any]) -> str | None:
         """Why ``doc`` is not this document at this version (None: it is)."""

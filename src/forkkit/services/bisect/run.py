@@ -150,7 +150,8 @@ class _Prober:
     ) -> Step:
         msg = f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}"
         probe = merge.overlay(self.repo, base=base, files=text.files, message=msg)
-        f2p, name = self.fail_to_pass, f"bisect-{commit[:12]}-{len(text.label)}"
+        which = "pin" if text is self.texts[0] else "current"
+        f2p, name = self.fail_to_pass, f"bisect-{commit[:12]}-{which}"
         try:
             run = self.bench.run_tests(probe, text.targets, name)
         except ForkkitError:  # not even collected: an import broke
