@@ -159,13 +159,25 @@ def runtime_diffs(tree: ForkTree, fixes: FixSet, fix: Fix) -> list[tuple[Patch, 
     """Each patch of ``fix`` with its commit's diff of the runtime files
     (renames, modes and binary files included), last patch first: the order
     that reverses them. Patches that change no runtime file are left out."""
+    return list(reversed(_diffs(tree, fixes, fix, tests=False)))
+
+
+def test_diffs(tree: ForkTree, fixes: FixSet, fix: Fix) -> list[tuple[Patch, str]]:
+    """Each patch of ``fix`` with its commit's diff of the test files, in
+    series order: the fix's test changes alone, to apply elsewhere."""
+    return _diffs(tree, fixes, fix, tests=True)
+
+
+def _diffs(
+    tree: ForkTree, fixes: FixSet, fix: Fix, *, tests: bool
+) -> list[tuple[Patch, str]]:
     repo = Repo(tree.path)
     commits = dict(tree.patch_commits)
     out = []
-    for name in reversed(fix.patches):
+    for name in fix.patches:
         patch = fixes.patch(name)
-        paths = [f for f in patch.files if not is_test_path(f)]
-        paths += [f for f in patch.old_paths if paths and not is_test_path(f)]
+        paths = [f for f in patch.files if is_test_path(f) == tests]
+        paths += [f for f in patch.old_paths if paths and is_test_path(f) == tests]
         commit = commits.get(name)
         if not paths:
             continue

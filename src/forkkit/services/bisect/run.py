@@ -13,7 +13,7 @@ upstream, fetched down to the pinned one.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from forkkit.fork.fixes import (
     load_fixes,
     red_commit,
     runtime_diffs,
+    test_diffs,
 )
 from forkkit.fork.state import ForkTree
 from forkkit.fork.tree import materialize
@@ -39,7 +40,7 @@ from forkkit.services.rebase.absorb import semantic_verdict
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.semantic import SemanticBench
 from forkkit.testing.classify import classify
-from forkkit.vcs import Repo, fetch_history, fetch_rev, merge
+from forkkit.vcs import Repo, fetch_history, fetch_rev
 from forkkit.vcs.overlay import apply_patches_commit
 
 _BAD_REF = "refs/forkkit/bisect/bad"
@@ -96,11 +97,13 @@ def _fail_to_pass(
 
 @dataclass(frozen=True, kw_only=True)
 class TestText:
-    """One text of the fix's test files: where it comes from, the files and
-    the pytest targets of its FAIL_TO_PASS tests."""
+    """One text of the fix's tests: where it comes from, its test changes
+    (each patch's diff of the test files, applied to the probed commit as a
+    patch, so upstream's own changes to those files stay) and the pytest
+    targets of its FAIL_TO_PASS tests."""
 
     label: str  # "the pin's" or the other line's fork.toml
-    files: Mapping[str, merge.Entry | None]
+    diffs: tuple[str, ...]
     targets: tuple[str, ...]
 
 
@@ -148,10 +151,18 @@ class _Prober:
         text: TestText,
         missing: tuple[str, ...],
     ) -> Step:
-        msg = f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}"
-        probe = merge.overlay(self.repo, base=base, files=text.files, message=msg)
         which = "pin" if text is self.texts[0] else "current"
         f2p, name = self.fail_to_pass, f"bisect-{commit[:12]}-{which}"
+        tested = apply_patches_commit(
+            self.repo,
+            onto=base,
+            patches=text.diffs,
+            message=f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}\n",
+        )
+        if tested.missing:
+            why = "its test changes do not apply there"
+            return Step(commit, subject, False, (), f2p, broken=why, tests=text.label)
+        probe = tested.commit
         try:
             run = self.bench.run_tests(probe, text.targets, name)
         except ForkkitError:  # not even collected: an import broke
@@ -213,21 +224,20 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
             fix=fix,
             targets=targets,
         )
-        texts = [
-            _text(
-                repo,
-                tree.head,
-                files=fix.test_files,
-                f2p=f2p,
-                targets=targets,
-                label="the pin's",
-            )
-        ]
+        texts = [_text(tree, fixes, fix, f2p=f2p, targets=targets, label="the pin's")]
         if opts.tests_from is not None:
-            source, files = _test_source(repo, fix, other=opts.tests_from)
+            line_tree, line_fixes = _test_source(repo, other=opts.tests_from)
             label = _shown(cfg, opts.tests_from)
+            theirs = line_fixes.get(fix.id)
             texts.append(
-                _text(repo, source, files=files, f2p=f2p, targets=targets, label=label)
+                _text(
+                    line_tree,
+                    line_fixes,
+                    theirs,
+                    f2p=f2p,
+                    targets=targets,
+                    label=label,
+                )
             )
         probe = _Prober(
             repo=repo,
@@ -286,33 +296,32 @@ def _other_fixes(
 
 
 def _text(
-    repo: Repo,
-    rev: str,
+    tree: ForkTree,
+    fixes: FixSet,
+    fix: Fix,
     *,
-    files: Sequence[str],
     f2p: Sequence[str],
     targets: Sequence[str],
     label: str,
 ) -> TestText:
-    """The fix's test files at ``rev``, and the targets of its FAIL_TO_PASS
-    tests among them (its focused targets where an id names no file)."""
-    nodes = [node_id(t, set(files)) for t in f2p]
+    """``fix``'s test changes as ``tree`` carries them, and the targets of
+    its FAIL_TO_PASS tests (its focused targets where an id names no file)."""
+    nodes = [node_id(t, set(fix.test_files)) for t in f2p]
     return TestText(
         label=label,
-        files=merge.entries(repo, list(files), rev=rev),
+        diffs=tuple(diff for _, diff in test_diffs(tree, fixes, fix)),
         targets=tuple(targets) if None in nodes else tuple(n for n in nodes if n),
     )
 
 
-def _test_source(repo: Repo, fix: Fix, *, other: Path) -> tuple[str, tuple[str, ...]]:
-    """The fix's test files as another line carries them: its fork's HEAD,
-    fetched into this repository, and the files."""
+def _test_source(repo: Repo, *, other: Path) -> tuple[ForkTree, FixSet]:
+    """Another line that carries the fix: its fork tree (its commits fetched
+    into this repository, for 3-way merges of its test changes) and fixes."""
     line = load_config(other)
     tree = materialize(line)
-    theirs = load_fixes(line).get(fix.id)
     say(f"the fix's tests as {line.line_label} carries them ({tree.head[:12]})")
-    commit = fetch_rev(repo, url=str(tree.path), rev=tree.head)
-    return commit, theirs.test_files
+    fetch_rev(repo, url=str(tree.path), rev=tree.head)
+    return tree, load_fixes(line)
 
 
 def _shown(cfg: ForkConfig, other: Path | None) -> str:
