@@ -152,7 +152,8 @@ class _Prober:
         missing: tuple[str, ...],
     ) -> Step:
         which = "pin" if text is self.texts[0] else "current"
-        f2p, name = self.fail_to_pass, f"bisect-{commit[:12]}-{which}"
+        f2p = self.fail_to_pass
+        name = f"bisect-{self.fix}-{commit[:12]}-{which}"
         tested = apply_patches_commit(
             self.repo,
             onto=base,
@@ -304,12 +305,14 @@ def _text(
     targets: Sequence[str],
     label: str,
 ) -> TestText:
-    """``fix``'s test changes as ``tree`` carries them, and the targets of
-    its FAIL_TO_PASS tests (its focused targets where an id names no file)."""
+    """The series' test changes as ``tree`` carries them (every fix's, as the
+    fix's red has them: a test file may hold several fixes' tests), and the
+    targets of ``fix``'s FAIL_TO_PASS tests (its focused targets where an id
+    names no file)."""
     nodes = [node_id(t, set(fix.test_files)) for t in f2p]
     return TestText(
         label=label,
-        diffs=tuple(diff for _, diff in test_diffs(tree, fixes, fix)),
+        diffs=tuple(diff for _, diff in test_diffs(tree, fixes, fixes.whole())),
         targets=tuple(targets) if None in nodes else tuple(n for n in nodes if n),
     )
 
