@@ -14,7 +14,12 @@ import pytest
 
 from forkkit.cli import main
 from forkkit.config import ForkConfig, load_config
-from forkkit.patches.retired import RETIRED_FILE, Retired, render_retired
+from forkkit.patches.retired import (
+    RETIRED_FILE,
+    Retired,
+    parse_retired,
+    render_retired,
+)
 from forkkit.services.bisect.model import Step, first_absorbed, pr_number
 from tests.synthetic import (
     BUGGY,
@@ -191,8 +196,14 @@ def test_bisect_over_releases_names_the_release(
     retired.write_text(render_retired([record]))
     assert main(args) == 1
     assert "patches/retired.toml says toy 1.1" in capsys.readouterr().out
-    retired.write_text(render_retired([replace(record, applied_upstream="toy 1.2")]))
-    assert main(args) == 0 and _report(toy_project)["agrees"]
+    # --record writes the measured answer into the record, nothing else
+    before = retired.read_text()
+    assert main([*args, "--record"]) == 0 and _report(toy_project)["agrees"]
+    (after,) = parse_retired(retired.read_text())
+    assert after.applied_upstream == "toy 1.2"
+    assert after.evidence.startswith("e; bisected over releases (forkkit bisect")
+    assert replace(after, applied_upstream="toy 1.1", evidence="e") == record
+    assert retired.read_text() != before and main(args) == 0  # agrees now
 
 
 @pytest.mark.e2e

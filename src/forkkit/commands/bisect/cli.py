@@ -20,8 +20,8 @@ exit codes:
   1   the fix is still needed at --bad: nothing in the range absorbed it
   2   bad input or an error (no git upstream, --good not an ancestor, ...)
 
-Reports: <workdir>/reports/bisect/ (bisect.md, bisect.json); patches/ and
-fork.toml are never written.
+Reports: <workdir>/reports/bisect/ (bisect.md, bisect.json). patches/ and
+fork.toml are never written, except patches/retired.toml with --record.
 """
 
 
@@ -53,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "text, refreshed for renamed test helpers; default: this fork's)",
     )
     parser.add_argument(
+        "--record",
+        action="store_true",
+        help="where a retired fix's record in patches/retired.toml says "
+        "otherwise, write the measured answer into it (one transaction)",
+    )
+    parser.add_argument(
         "--git-url",
         metavar="URL",
         help="the upstream repository to bisect (default: fork.toml's git_url)",
@@ -75,6 +81,7 @@ def request(args: argparse.Namespace) -> Request:
             bad=args.bad,
             tests_from=args.tests_from,
             until=args.until,
+            record=args.record,
             timeout=args.timeout,
         )
     )

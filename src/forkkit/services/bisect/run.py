@@ -35,6 +35,7 @@ from forkkit.patches.retired import RETIRED_FILE, parse_retired
 from forkkit.patches.testids import node_id
 from forkkit.pin import GitPin, public_url
 from forkkit.services.bisect.model import BisectResult, Step, first_absorbed
+from forkkit.services.bisect.record import record_answers
 from forkkit.services.bisect.releases import release_chain
 from forkkit.services.rebase.absorb import semantic_verdict
 from forkkit.services.rebase.model import Options
@@ -60,6 +61,7 @@ class BisectOptions:
     # the (sdist) pin, up to this one (NAME==VERSION), one commit each
     until: str = ""
     timeout: float | None = None
+    record: bool = False  # write a measured answer into patches/retired.toml
 
 
 def _range(repo: Repo, git: GitPin, opts: BisectOptions) -> tuple[str, str, list[str]]:
@@ -263,10 +265,15 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
         first=first,
         unmeasured=tuple(by_commit[commits[i]] for i in found.unmeasured),
         tests_from=_shown(cfg, opts.tests_from),
-        recorded=_recorded(
-            load_config(opts.tests_from) if opts.tests_from else cfg, fix.id
-        ),
+        recorded=_recorded(_records_of(cfg, opts), fix.id),
     )
+
+
+def _records_of(cfg: ForkConfig, opts: BisectOptions) -> ForkConfig:
+    """The config whose patches/retired.toml holds the fix's records: the
+    line the tests come from (the project, where the fix was retired), or
+    this one."""
+    return load_config(opts.tests_from) if opts.tests_from else cfg
 
 
 def _recorded(cfg: ForkConfig, fid: str) -> str:
@@ -337,4 +344,7 @@ def _shown(cfg: ForkConfig, other: Path | None) -> str:
 def bisect_fixes(cfg: ForkConfig, opts: BisectOptions) -> tuple[BisectResult, ...]:
     """``opts.fix``, or every fix of the series, each bisected alone."""
     ids = [opts.fix] if opts.fix else [f.id for f in load_fixes(cfg).pick(None)]
-    return tuple(bisect(cfg, replace(opts, fix=fid)) for fid in ids)
+    results = tuple(bisect(cfg, replace(opts, fix=fid)) for fid in ids)
+    if not opts.record:
+        return results
+    return record_answers(_records_of(cfg, opts), results, held=cfg.root)
