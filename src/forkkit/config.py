@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -252,12 +253,21 @@ def _fixes(data: dict[str, Any], path: Path) -> tuple[FixDecl, ...]:
     return tuple(out)
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
     te = _table(data, "testenv", path.name)
     where = f"{path.name} [testenv]"
     env = te.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise ForkkitError(f"{where}: 'env' must be a table of strings")
+    bad = next((k for k in env if not _ENV_NAME.fullmatch(k)), None)
+    if bad is not None:
+        raise ForkkitError(
+            f"{where}: env key {bad!r} is not a variable name (letters, digits "
+            "and _, not starting with a digit); fix it"
+        )
     return TestEnvSpec(
         torch=_req(te, "torch", where),
         requirements=tuple(_req(te, "requirements", where, kind=list))

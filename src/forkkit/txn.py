@@ -145,6 +145,24 @@ def _sweep(targets: list[Path]) -> None:
                     tmp.unlink(missing_ok=True)
 
 
+def _operations(journal: Path, data: object) -> dict[str, list[str]]:
+    """The journal's writes and deletes; one line when it is not a journal
+    this tool wrote (a list, say): it is left as it is, for a person."""
+    ops = (
+        {k: data.get(k, []) for k in ("writes", "deletes")}
+        if isinstance(data, dict)
+        else None
+    )
+    if ops is None or not all(
+        isinstance(v, list) and all(isinstance(n, str) for n in v) for v in ops.values()
+    ):
+        raise ForkkitError(
+            f"{journal}: not a forkkit transaction journal; check the files it "
+            "may name, then delete it"
+        )
+    return ops
+
+
 def recover(root: Path) -> str | None:
     """Finish or discard an interrupted transaction; say which (None: none).
 
@@ -159,10 +177,7 @@ def recover(root: Path) -> str | None:
     except (OSError, ValueError):
         journal.unlink(missing_ok=True)  # torn before the first rename: nothing staged
         return "discarded"
-    ops = {
-        "writes": list(data.get("writes", [])),
-        "deletes": list(data.get("deletes", [])),
-    }
+    ops = _operations(journal, data)
     _confined(journal, root, [*ops["writes"], *ops["deletes"]])
     _sweep([Path(name) for name in ops["writes"]])
     if data.get("state") == "commit":

@@ -135,7 +135,13 @@ class Workdir:
         The kernel drops the lock when the holder dies, even by kill -9.
         """
         self.ensure()
-        fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.root / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a folder in its place, say
+            raise ForkkitError(
+                f"{self.root / LOCK_FILE}: cannot open the workdir's lock file "
+                f"({exc.strerror}); remove what is there"
+            ) from None
         try:
             self._acquire(fd, wait=wait)
             _write_holder(self.root / HOLDER_FILE, command)

@@ -444,3 +444,51 @@ def test_a_download_a_killed_run_left_is_removed(project: ForkConfig) -> None:
     proc, _ = _run(project, "fetch")
     assert proc.returncode == 0, proc.stderr
     assert not part.exists()
+
+
+# -- the last tracebacks (#33 item 9) -------------------------------------
+
+
+def test_a_journal_that_is_not_a_journal(
+    project: ForkConfig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project.root / ".forkkit-txn.json").write_text("[1, 2]\n")
+    proc = forkkit_main(
+        "--config", str(project.path), "export", cwd=project.root, capsys=capsys
+    )
+    assert_one_line_error(proc, ".forkkit-txn.json: not a forkkit transaction journal")
+    assert (project.root / ".forkkit-txn.json").read_text() == "[1, 2]\n"  # kept
+
+
+def test_an_env_key_that_is_not_a_variable(
+    project: ForkConfig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = project.path.read_text().replace(
+        'torch = "none"', 'torch = "none"\nenv = { "A=B" = "1" }'
+    )
+    project.path.write_text(text)
+    proc = forkkit_main(
+        "--config", str(project.path), "status", cwd=project.root, capsys=capsys
+    )
+    assert_one_line_error(proc, "env key 'A=B' is not a variable name")
+
+
+def test_a_lock_file_that_is_a_folder(
+    project: ForkConfig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project.workdir / ".lock").mkdir(parents=True)
+    proc = forkkit_main(
+        "--config", str(project.path), "materialize", cwd=project.root, capsys=capsys
+    )
+    assert_one_line_error(proc, ".lock: cannot open the workdir's lock file")
+
+
+def test_a_report_command_with_an_unbalanced_quote() -> None:
+    from forkkit.commands.prbody.model import pytest_command
+
+    assert (
+        pytest_command("python -m pytest 'tests/a.py") == "python -m pytest 'tests/a.py"
+    )
+    assert (
+        pytest_command("python -m pytest tests/a.py") == "python -m pytest tests/a.py"
+    )

@@ -67,8 +67,12 @@ def upstream_rev(doc: ProofDoc) -> str:
 
 
 def pytest_command(command: str) -> str:
-    """A report's pytest command without the options for forkkit's own files."""
-    words = shlex.split(command)
+    """A report's pytest command without the options for forkkit's own files
+    (a command that does not split, an unbalanced quote say, as it is)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
     out: list[str] = []
     for word in words:
         if out and out[-1] == "-o" and word.startswith(_REPORT_OPTIONS):
