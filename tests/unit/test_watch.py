@@ -391,3 +391,18 @@ def test_the_row_key_covers_recorded_resolutions(
     sha = repo.commit_tree(tree=tree, message="r\n")
     repo.update_refs([RefUpdate(resolution.RESOLVED_NS + "k", sha)])
     assert row_key(toy_project, target, Options()) != before
+
+
+def test_every_verdict_has_one_exit_code_and_its_help_line() -> None:
+    """One table (#34 item 4): each verdict has an exit code and a meaning,
+    --help reads them from it; mypy's assert_never covers the advice."""
+    from typing import get_args
+
+    from forkkit.commands.watch.model import VERDICTS, Verdict, epilog
+
+    assert set(get_args(Verdict)) == set(VERDICTS)
+    codes = [code for code, _ in VERDICTS.values()]
+    assert len(set(codes)) == len(codes) and 2 not in codes
+    text = epilog()
+    for verdict, (code, why) in VERDICTS.items():
+        assert f"  {code:<3} {verdict}: {why}" in text

@@ -7,25 +7,21 @@ import argparse
 from dataclasses import dataclass
 
 from forkkit.cliopts import add_proof_options
-from forkkit.commands.watch.model import REPORT_STEM, WatchOptions
+from forkkit.commands.watch.model import REPORT_STEM, WatchOptions, epilog
 from forkkit.commands.watch.render import render_markdown
 from forkkit.commands.watch.run import watch
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import WATCH, write_reports
 
-_EPILOG = """\
-exit codes:
-  0   current: no release newer than the pin
-  10  carries: the series still applies to the newest release, proof valid
-  20  conflict: a patch conflicts there, or its red/green proof is not valid
-  30  absorbed: upstream has the fix, the fork can retire
-  2   bad input or an error (unreachable index, unknown --version, ...)
-
+_EPILOG = (
+    epilog()
+    + """
 Reports: <workdir>/reports/watch/ (watch.md, watch.json, the rebase report
 and its red/green proof); the Markdown is appended to $GITHUB_STEP_SUMMARY
 when that is set. patches/ and fork.toml are never written.
 """
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,20 +12,36 @@ from forkkit.upstream.release import newer_releases, parse_version
 
 __all__ = [
     "EXIT_CODES",
+    "VERDICTS",
     "WatchOptions",
     "WatchResult",
+    "epilog",
     "newer_releases",
     "parse_version",
     "verdict_of",
 ]
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
-EXIT_CODES: dict[Verdict, int] = {
-    "current": 0,
-    "carries": 10,
-    "conflict": 20,
-    "absorbed": 30,
+# The one table of the verdicts: exit code and meaning. --help, the advice,
+# the noxfile and the workflows read it (a test checks each verdict is here).
+VERDICTS: dict[Verdict, tuple[int, str]] = {
+    "current": (0, "nothing newer than the pin (release, or the followed branch)"),
+    "carries": (10, "the series still applies to the newest upstream, proof valid"),
+    "conflict": (20, "a patch conflicts there, or its red/green proof is not valid"),
+    "absorbed": (30, "upstream has the fix, the fork can retire"),
 }
+EXIT_CODES: dict[Verdict, int] = {v: code for v, (code, _) in VERDICTS.items()}
+
+
+def epilog() -> str:
+    """The exit-code lines of ``forkkit watch --help``, from the table."""
+    rows = [f"  {code:<3} {v}: {why}" for v, (code, why) in VERDICTS.items()]
+    rows.append(
+        "  2   bad input or an error (unreachable index, unknown --version, ...)"
+    )
+    return "exit codes:\n" + "\n".join(rows) + "\n"
+
+
 REPORT_STEM = "watch"
 REBASE_STEM = "rebase"  # the rebase report, inside the watch report folder
 

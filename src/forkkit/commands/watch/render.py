@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from forkkit.commands.watch.model import WatchResult
 from forkkit.commands.watch.render_history import render_history
 from forkkit.output.report import md_table
@@ -21,30 +23,38 @@ def _next_step(result: WatchResult) -> str:
     if result.follows:
         cmd = f"./dev -s rebase -- --onto-rev {result.checked}"
     r = result.rebase
-    if result.verdict == "current":
-        newest = "the head of " + result.follows if result.follows else "newest release"
-        return f"Nothing to do: the pin is the {newest}."
-    if result.verdict == "carries":
-        return (
-            f"Move the pin: `{cmd} --apply` rewrites patches/ and fork.toml "
-            "after the same proof; commit them in a PR."
-        )
-    if result.verdict == "absorbed":
-        return (
-            f"{result.package} {_short(result, result.checked)} fixes the bug "
-            "itself: the fork can retire (depend on upstream), or "
-            f"`{cmd} --apply` drops the absorbed patches."
-        )
-    if r is not None and r.conflicted:
-        return (
-            f"Refresh the series: run `{cmd}`, resolve the conflict markers in the "
-            "rebase repo and rerun it (git rerere keeps the resolution); see "
-            "CONTRIBUTING.md, *Refreshing a patch*."
-        )
-    return (
-        "The refreshed series applies but does not prove the fix: read the "
-        "red/green section of the rebase report and refresh the patch or its tests."
-    )
+    match result.verdict:
+        case "current":
+            newest = (
+                "the head of " + result.follows if result.follows else "newest release"
+            )
+            return f"Nothing to do: the pin is the {newest}."
+        case "carries":
+            return (
+                f"Move the pin: `{cmd} --apply` rewrites patches/ and fork.toml "
+                "after the same proof; commit them in a PR."
+            )
+        case "absorbed":
+            return (
+                f"{result.package} {_short(result, result.checked)} fixes the bug "
+                "itself: the fork can retire (depend on upstream), or "
+                f"`{cmd} --apply` drops the absorbed patches; `forkkit bisect` "
+                "names where upstream took each fix."
+            )
+        case "conflict" if r is not None and r.conflicted:
+            return (
+                f"Refresh the series: run `{cmd}`, resolve the conflict markers in "
+                "the rebase repo and rerun it (git rerere keeps the resolution); "
+                "see CONTRIBUTING.md, *Refreshing a patch*."
+            )
+        case "conflict":
+            return (
+                "The refreshed series applies but does not prove the fix: read the "
+                "red/green section of the rebase report and refresh the patch or "
+                "its tests."
+            )
+        case _:
+            assert_never(result.verdict)
 
 
 def _pin_lines(result: WatchResult) -> list[str]:
