@@ -813,3 +813,32 @@ def test_a_retired_fix_leaves_fork_toml_whole() -> None:
     assert (
         last == '[upstream]\nname = "t"\n\n# the environment\n[testenv]\ntorch = "x"\n'
     )
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "mark", ["@pytest.mark.skip(reason='x')", "@pytest.mark.xfail(reason='x')"]
+)
+def test_a_guard_refuses_a_carried_test_that_only_skips_or_xfails(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, mark: str
+) -> None:
+    """The guard is exact (#33 item 6): a carried test turned into a skip or
+    an xfail (commit + export) does not pass, so the guard is not valid."""
+    calc = {"toy/calc.py": CALC_FIXED_OTHERWISE}
+    target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
+    rebase(toy_project, target, Options(apply=True, keep_tests=True, related=False))
+    cfg = load_config(toy_project.path)
+    assert main(["--config", str(cfg.path), "materialize"]) == 0
+    test = cfg.work.fork / "tests" / "test_fix.py"
+    text = test.read_text().replace("def test_limit", f"{mark}\ndef test_limit")
+    test.write_text("import pytest\n" + text)
+    git = ["git", "-C", str(cfg.work.fork)]
+    subprocess.run(
+        [*git, "commit", "-qam", "mark it\n\nForkkit-Fix: toy-fix"], check=True
+    )
+    assert main(["--config", str(cfg.path), "export"]) == 0
+    assert main(["--config", str(cfg.path), "red-green", "--no-related"]) == 1
+    md = (
+        cfg.workdir / "reports" / "red_green" / "toy-fix" / "red_green.md"
+    ).read_text()
+    assert "1 carried test(s) are skipped or xfailed on toy 1.1" in md

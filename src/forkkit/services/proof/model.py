@@ -10,6 +10,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from forkkit.patches.fixes import Fix
 from forkkit.patches.paths import is_test_path
+from forkkit.patches.testids import covers, node_id, target_file
 from forkkit.testing.classify import (
     Classification,
     GuardFinding,
@@ -261,9 +262,12 @@ def classification_ids(c: Classification) -> list[str]:
     return [t for ids in c.by_category.values() for t in ids]
 
 
-def guard_classification(green: JunitReport, *, upstream: str) -> Classification:
+def guard_classification(
+    green: JunitReport, *, upstream: str, carried: Sequence[str] = ()
+) -> Classification:
     """A tests-only series' verdict: every carried test passes on ``upstream``
-    (each passing test is PASS_TO_PASS: red is green's tree)."""
+    (each passing test is PASS_TO_PASS: red is green's tree). A carried test
+    (one ``carried`` selects) that is skipped or xfailed does not pass."""
     groups = classify(green, green, crashes=False).by_category
     problems = run_problems("guard", green)
     failing = groups.get("FAIL_TO_FAIL", [])  # failed (or errored) in the one run
@@ -271,6 +275,19 @@ def guard_classification(green: JunitReport, *, upstream: str) -> Classification
         problems.append(
             f"{len(failing)} carried test(s) fail on {upstream} (upstream's fix "
             f"regressed, or the tests need a refresh), e.g. {failing[0]}"
+        )
+    files = {target_file(t) for t in carried}
+    skipped = [  # skipped, xfailed, or an xfail-marked test that passed
+        tid
+        for tid, t in green.tests.items()
+        if (t.outcome == "skipped" or t.mark)
+        and any(covers(c, node_id(tid, files) or "") for c in carried)
+    ]
+    if skipped:
+        problems.append(
+            f"{len(skipped)} carried test(s) are skipped or xfailed on {upstream}, "
+            f"so they prove nothing: a guard holds only when each passes, e.g. "
+            f"{skipped[0]}"
         )
     return Classification(by_category=groups, problems=tuple(problems))
 

@@ -4,6 +4,7 @@ settings every one of its pytest runs shares."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from forkkit.config import ForkConfig
@@ -36,6 +37,10 @@ class Plan:
     guard: bool = False  # a tests-only fix: its tests guard upstream's fix
     fix_id: str = ""
     shared: tuple[str, ...] = ()  # every fix's focused tests (the run on HEAD)
+    # the targets that are the fix's own tests: the test functions its
+    # patches change, and the modules the series adds (a whole upstream
+    # module may hold tests of upstream's that skip here)
+    carried: tuple[str, ...] = ()
 
     @property
     def fix_run(self) -> tuple[str, ...]:
@@ -88,8 +93,28 @@ def make_plan(
         label = without_fix(fix.id)
     # in one order for every fix: the run on HEAD is the same run for all
     shared = tuple(dict.fromkeys([*(t for ts in every.values() for t in ts), *targets]))
+    carried = _carried(repo, targets, upstream=upstream)
     return Plan(
-        targets, fix.runtime_files, suites, red, head, label, guard, fix.id, shared
+        targets,
+        fix.runtime_files,
+        suites,
+        red,
+        head,
+        label,
+        guard,
+        fix.id,
+        shared,
+        carried,
+    )
+
+
+def _carried(repo: Repo, targets: Sequence[str], *, upstream: str) -> tuple[str, ...]:
+    """The targets that are the fix's own tests: test functions (a patch
+    changes them) and modules upstream does not have (the series adds them)."""
+    return tuple(
+        t
+        for t in targets
+        if "::" in t or repo.object_id(f"{upstream}:{target_file(t)}") is None
     )
 
 

@@ -105,7 +105,9 @@ def _gather(
         red = green
         say(f"guard: {count_line(green)}")
         classification = guard_classification(
-            green.report or JunitReport(), upstream=tree.upstream_label
+            green.report or JunitReport(),
+            upstream=tree.upstream_label,
+            carried=plan.carried,
         )
     else:
         say(f"red: {count_line(red)}; green: {count_line(green)}")
