@@ -365,3 +365,28 @@ def test_status_tells_a_failed_fetch_and_a_live_build_apart(
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("flag", ["--skip-worktree", "--assume-unchanged"])
+def test_a_flagged_file_hides_no_edit(project: ForkConfig, flag: str) -> None:
+    """git's own view, fully (#33 item 4): an edit to a file flagged
+    skip-worktree or assume-unchanged (git status does not show it) is seen
+    by status, refused by export and by a run, and never lost by a rebuild."""
+    forkkit(project, "materialize", check=True)
+    before = user_files(project)
+    calc = project.workdir / "fork" / "toy" / "calc.py"
+    git(project, "update-index", flag, "toy/calc.py")
+    calc.write_text(calc.read_text() + "\nFLAGGED = 1\n")
+    assert git(project, "status", "--porcelain") == ""  # what git itself shows
+    assert "1 uncommitted or untracked file(s)" in forkkit(project, "status").stdout
+    for args in (["export"], ["red-green", "--no-related"]):
+        proc = forkkit(project, *args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert "toy/calc.py" in proc.stderr and "Traceback" not in proc.stderr
+    assert forkkit(project, "materialize").returncode == 0  # up to date: untouched
+    assert "FLAGGED = 1" in calc.read_text() and user_files(project) == before
+    # a rebuild (another pin) refuses to lose it
+    proc = forkkit(project, "materialize", "--source", "git", "--rev", "v1.0")
+    assert proc.returncode == 2 and "toy/calc.py" in proc.stderr, proc.stderr
+    assert "FLAGGED = 1" in calc.read_text()

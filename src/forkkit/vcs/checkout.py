@@ -23,12 +23,41 @@ class WorkTree(GitBound):
         return Path(self._git.out("rev-parse", "--absolute-git-dir"))
 
     def dirty(self) -> list[str]:
-        """Modified, staged or untracked (not ignored) paths, sorted."""
+        """Modified, staged or untracked (not ignored) paths, sorted; a file
+        flagged skip-worktree or assume-unchanged counts when it differs
+        from the index (git status does not look at such files)."""
         # --no-renames: a rename is "R  new\0old", whose old path has no prefix
         args = ["status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"]
         out = self._git.run(*args)
         paths = [e[3:] for e in out.stdout.split("\0") if len(e) > 3]
-        return sorted(set(paths))
+        return sorted({*paths, *self.hidden_changes()})
+
+    def hidden_changes(self) -> list[str]:
+        """Files flagged ``skip-worktree`` or ``assume-unchanged`` whose work
+        tree content (or absence) differs from the index, sorted."""
+        listed = self._git.run("ls-files", "-v", "-z").stdout.split("\0")
+        # "S path": skip-worktree; a lower-case tag ("h path"): assume-unchanged
+        flagged = [
+            e[2:] for e in listed if len(e) > 2 and (e[0] == "S" or e[0].islower())
+        ]
+        if not flagged:
+            return []
+        staged = self._git.run("ls-files", "-s", "-z", "--", *flagged).stdout
+        blobs = {}
+        for entry in staged.split("\0"):
+            if entry:
+                meta, path = entry.split("\t", 1)
+                blobs[path] = meta.split()[1]
+        present = [p for p in flagged if (self.path / p).is_file()]
+        hashed = (
+            self._git.run(
+                "hash-object", "--stdin-paths", input="\n".join(present) + "\n"
+            ).stdout.split()
+            if present
+            else []
+        )
+        now = dict(zip(present, hashed, strict=True))
+        return sorted(p for p in flagged if now.get(p) != blobs.get(p))
 
     def ignored(self) -> list[str]:
         """Untracked files the ignore rules hide from :meth:`dirty`, sorted."""
@@ -40,7 +69,7 @@ class WorkTree(GitBound):
         """No local edits (and, with ``untracked``, no untracked files)."""
         if untracked:
             return not self.dirty()
-        return self._git.is_clean()
+        return self._git.is_clean() and not self.hidden_changes()
 
     def force_checkout(self, *, branch: str, rev: str) -> None:
         """Point ``branch`` at ``rev`` and check it out, discarding edits."""
