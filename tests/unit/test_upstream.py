@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -437,3 +438,39 @@ def test_concurrent_extractions_share_one_tree(tmp_path: Path) -> None:
     assert got == [dest] * 8
     assert (dest / "toy" / "calc.py").read_text() == BUGGY["toy/calc.py"]
     assert sorted(p.name for p in (tmp_path / "src").iterdir()) == TREE_AND_LOCK
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """Answers with headers, then one byte every 0.2 s, for ever."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", PEP691)
+        self.end_headers()
+        try:
+            while True:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            return
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+def test_an_index_that_trickles_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bounded network (#33 item 7): one overall deadline per request, not
+    only per read; the message names the index."""
+    monkeypatch.setattr("forkkit.upstream.index.PAGE_DEADLINE", 1.0)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+    start = time.monotonic()
+    try:
+        with pytest.raises(ForkkitError, match=r"\(the index\): no complete answer"):
+            resolve_sdist("toy", "1.0", url)
+    finally:
+        server.shutdown()
+    assert time.monotonic() - start < 10

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from forkkit.errors import ForkkitError
 from forkkit.pin import check_url
@@ -78,6 +80,34 @@ def pick_sdist(
     )
 
 
+# One overall deadline per request (a server that trickles its answer a
+# byte at a time never trips a per-read timeout), and one per read.
+PAGE_DEADLINE = 120.0
+DOWNLOAD_DEADLINE = 1800.0
+READ_TIMEOUT = 30.0
+
+
+def read_within(
+    resp: Any, *, seconds: float, what: str, sink: BinaryIO | None = None
+) -> bytes:
+    """The whole body of ``resp`` within ``seconds`` (into ``sink`` when
+    given, else returned); one line naming ``what`` when it takes longer."""
+    end = time.monotonic() + seconds
+    parts: list[bytes] = []
+    read = getattr(resp, "read1", resp.read)
+    while chunk := read(1 << 16):
+        if sink is None:
+            parts.append(chunk)
+        else:
+            sink.write(chunk)
+        if time.monotonic() > end:
+            raise ForkkitError(
+                f"{what}: no complete answer within {seconds:.0f} s (it sends "
+                "too slowly); check the network or use another index"
+            )
+    return b"".join(parts)
+
+
 def project_page(name: str, index_url: str) -> tuple[dict[str, object], str]:
     """The PEP 691 project page of ``name`` on ``index_url``, and its URL."""
     check_url(index_url, "upstream index_url")
@@ -86,8 +116,9 @@ def project_page(name: str, index_url: str) -> tuple[dict[str, object], str]:
         url += STATIC_PAGE
     req = urllib.request.Request(url, headers={"Accept": _PEP691})
     try:
-        with urllib.request.urlopen(req, timeout=60) as resp:
-            data = json.load(resp)
+        with urllib.request.urlopen(req, timeout=READ_TIMEOUT) as resp:
+            body = read_within(resp, seconds=PAGE_DEADLINE, what=f"{url} (the index)")
+            data = json.loads(body)
             page = resp.geturl()
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise ForkkitError(

@@ -23,7 +23,10 @@ from forkkit.output.progress import say, step
 from forkkit.pin import UpstreamSpec, check_url
 from forkkit.process import exclusive, pid_alive
 from forkkit.upstream.index import (
+    DOWNLOAD_DEADLINE,
+    READ_TIMEOUT,
     SdistRef,
+    read_within,
     resolve_sdist,
     sdist_filename_matches,
 )
@@ -61,8 +64,8 @@ def _download(url: str, dest: Path) -> None:
             "permissions or set FORKKIT_WORKDIR to a writable folder"
         ) from None
     try:
-        with fh, urllib.request.urlopen(url, timeout=300) as resp:
-            shutil.copyfileobj(resp, fh)
+        with fh, urllib.request.urlopen(url, timeout=READ_TIMEOUT) as resp:
+            read_within(resp, seconds=DOWNLOAD_DEADLINE, what=url, sink=fh)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         tmp.unlink(missing_ok=True)
         raise ForkkitError(f"{url}: download failed ({exc}); retry later") from None
