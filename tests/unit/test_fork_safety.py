@@ -390,3 +390,27 @@ def test_a_flagged_file_hides_no_edit(project: ForkConfig, flag: str) -> None:
     proc = forkkit(project, "materialize", "--source", "git", "--rev", "v1.0")
     assert proc.returncode == 2 and "toy/calc.py" in proc.stderr, proc.stderr
     assert "FLAGGED = 1" in calc.read_text()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_a_build_interrupted_in_the_work_tree_keeps_an_edit_to_a_patched_file(
+    project: ForkConfig, sig: int
+) -> None:
+    """A rebuild never discards a change the build did not write (#33 item
+    5): after Ctrl-C (or kill -9) at 'applying 2/3', an edit to a file a
+    patch touches has content no step of the build could have written, so
+    it is named and kept; the build's own content is rebuilt over."""
+    forkkit(project, "materialize", check=True)
+    last = project.patches_dir / sorted(project.series_file.read_text().split())[-1]
+    last.write_bytes(last.read_bytes() + b"\n")  # the next materialize rebuilds
+    interrupt(project, ["materialize"], at="applying 2/3", sig=sig)
+    calc = project.workdir / "fork" / "toy" / "calc.py"
+    built = calc.read_text()
+    calc.write_text(built + "\n# my edit\n")
+    proc = forkkit(project, "materialize")
+    assert proc.returncode == 2 and "toy/calc.py" in proc.stderr, proc.stderr
+    assert calc.read_text().endswith("# my edit\n")
+    calc.write_text(built)  # back to what the build wrote: its own again
+    assert forkkit(project, "materialize").returncode == 0
+    assert forkkit(project, "status").stdout.endswith("up to date\n")

@@ -196,12 +196,8 @@ def _refuse_user_files(repo: Repo, build: forkstate.Building, series: Series) ->
     if build.touched and build.moved is None:
         return  # a marker that does not say what moved: as before the phases
     if build.touched and build.moved:
-        head = repo.rev("HEAD")
-        mine = set(repo.changed_paths(*build.moved))
-        mine |= {f for p in series.patches for f in p.files}
-        if head and head != build.moved[1]:
-            mine |= set(repo.changed_paths(build.moved[1], head))
-        dirty = [p for p in dirty if p not in mine]
+        written = _build_blobs(repo, build.moved, series)
+        dirty = [p for p in dirty if repo.worktree_blob(p) not in written.get(p, ())]
     if dirty:
         raise LocalChangesError(
             repo.path,
@@ -209,6 +205,33 @@ def _refuse_user_files(repo: Repo, build: forkstate.Building, series: Series) ->
             "a rebuild would lose them; commit them and run 'forkkit export', "
             "move them away, or discard them with 'forkkit materialize --force'",
         )
+
+
+def _build_blobs(
+    repo: Repo, moved: tuple[str, str], series: Series
+) -> dict[str, set[str | None]]:
+    """Each path an unfinished build may have written, and every content it
+    could have left there (None: no file): as at the commits it moved
+    between, at each patch commit it made since, or after the patch it was
+    applying. A file with any other content is not the build's."""
+    head = repo.rev("HEAD") or moved[1]
+    revs = [*moved, *repo.commits(f"{moved[1]}..{head}")]
+    paths = set(repo.changed_paths(*moved)) | {
+        f for p in series.patches for f in p.files
+    }
+    paths |= set(repo.changed_paths(moved[1], head))
+    found: dict[str, set[str | None]] = {
+        p: {repo.object_id(f"{rev}:{p}") for rev in revs} for p in paths
+    }
+    done = len(revs) - 2
+    if done < len(series.patches):  # the patch it was applying when it stopped
+        with repo.scratch_index("next-patch") as index:
+            index.read_tree(head)
+            if index.apply(series.patches[done].path).ok:
+                after = index.entries(tuple(series.patches[done].files))
+                for p in series.patches[done].files:
+                    found.setdefault(p, set()).add(after.get(p))
+    return found
 
 
 def _moved(

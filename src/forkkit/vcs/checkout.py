@@ -32,6 +32,12 @@ class WorkTree(GitBound):
         paths = [e[3:] for e in out.stdout.split("\0") if len(e) > 3]
         return sorted({*paths, *self.hidden_changes()})
 
+    def worktree_blob(self, path: str) -> str | None:
+        """The blob id of ``path``'s content in the work tree (None: absent)."""
+        if not (self.path / path).is_file():
+            return None
+        return self._git.out("hash-object", "--", path) or None
+
     def hidden_changes(self) -> list[str]:
         """Files flagged ``skip-worktree`` or ``assume-unchanged`` whose work
         tree content (or absence) differs from the index, sorted."""
