@@ -24,7 +24,7 @@ from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.output.runprogress import LIVE, short_summary
 from forkkit.testing import service
-from forkkit.testing.cache import ResultCache, ResultKey
+from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import JunitReport, parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
@@ -290,13 +290,6 @@ def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:
             "materialize the fork first (forkkit materialize)"
         )
     return head_id, source
-
-
-def result_key(
-    env: TestEnv, tree: str, tests: Sequence[str], *, pytest_args: Sequence[str]
-) -> ResultKey:
-    """The result-cache key of running ``tests`` on git tree ``tree``."""
-    return ResultKey.of(env, tree, tests, pytest_args=pytest_args)
 
 
 def _console_summary(name: str, run: PytestRun, report: JunitReport | None) -> None:

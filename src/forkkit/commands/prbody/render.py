@@ -36,7 +36,6 @@ from forkkit.services.proof.doc import FileRef, ProofDoc
 from forkkit.services.resend.doc import ReproDoc
 from forkkit.testing.classify import CATEGORIES
 
-VERIFY_PATH = ".forkkit/reports/red_green/red_green.json"  # the default workdir
 AI_DISCLOSURE = (
     "## AI assistance\n\n"
     "<!-- Disclose AI assistance here, as vLLM's contributing guide asks: which "
