@@ -19,13 +19,13 @@ import pytest
 from forkkit.cli import main
 from forkkit.commands.watch.audit import row_key
 from forkkit.commands.watch.history import History, HistoryCell, HistoryRow
-from forkkit.commands.watch.model import newer_releases
 from forkkit.commands.watch.render_history import render_history
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.run import resolve_target
 from forkkit.upstream.index import sdist_versions
+from forkkit.upstream.release import newer_releases
 from forkkit.vcs import RefUpdate, Repo, resolution
 from tests.synthetic import (
     CALC_CONFLICT,

@@ -8,18 +8,6 @@ from typing import Any, Literal
 
 from forkkit.commands.watch.history import History
 from forkkit.services.rebase.model import RebaseResult
-from forkkit.upstream.release import newer_releases, parse_version
-
-__all__ = [
-    "EXIT_CODES",
-    "VERDICTS",
-    "WatchOptions",
-    "WatchResult",
-    "epilog",
-    "newer_releases",
-    "parse_version",
-    "verdict_of",
-]
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
 # The one table of the verdicts: exit code and meaning. --help, the advice,

@@ -20,7 +20,6 @@ from forkkit.commands.watch.model import (
     REBASE_STEM,
     WatchOptions,
     WatchResult,
-    newer_releases,
     verdict_of,
 )
 from forkkit.config import ForkConfig
@@ -35,6 +34,7 @@ from forkkit.services.rebase.render import render_markdown as render_rebase
 from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.upstream.git import branch_moved
 from forkkit.upstream.index import sdist_versions
+from forkkit.upstream.release import newer_releases
 
 # --- the run ------------------------------------------------------------------
 
@@ -181,8 +181,7 @@ def watch_branch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchR
         )
     head, new = moved
     say(f"{git.rev} moved: {len(new)} new commit(s), head {head[:12]}")
-    spec = up.changed(git_commit=head)
-    target = Target(spec, spec.commit_pin.trust, spec.pin_fields())
+    target = Target.git(up.changed(git_commit=head))
     result = rebase(cfg, target, _dry_run(opts), reports=folder / "red-green")
     verdict, why = verdict_of(result)
     return WatchResult(

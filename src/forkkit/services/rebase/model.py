@@ -37,6 +37,12 @@ class Target:
     pin: dict[str, str]
     optional: tuple[str, ...] = ()
 
+    @classmethod
+    def git(cls, spec: UpstreamSpec) -> Target:
+        """A git revision: trusted as its commit id, pinned by exactly the
+        git fields (``git_rev``, ``git_commit``) and ``source``."""
+        return cls(spec, spec.commit_pin.trust, spec.pin_fields())
+
 
 @dataclass(frozen=True)
 class Options:

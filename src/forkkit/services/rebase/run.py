@@ -77,8 +77,7 @@ def resolve_target(
     ``--sha256`` pins it) or a git revision."""
     up = cfg.upstream
     if onto_rev:
-        spec = cfg.with_upstream(source="git", git_rev=onto_rev).upstream
-        return Target(spec, spec.commit_pin.trust, spec.pin_fields())
+        return Target.git(cfg.with_upstream(source="git", git_rev=onto_rev).upstream)
     if not onto:
         raise ForkkitError(
             "rebase needs a target: 'forkkit rebase --onto NAME==VERSION' "
@@ -101,9 +100,7 @@ def _resolved(repo: Repo, target: Target) -> Target:
     """A git target named by its commit (fetched once when only a branch or
     tag names it): the pin ``--apply`` writes is that commit."""
     spec = resolved(repo, target.spec)
-    if spec is target.spec:
-        return target
-    return Target(spec, spec.commit_pin.trust, spec.pin_fields())
+    return target if spec is target.spec else Target.git(spec)
 
 
 # --- the rebase ---------------------------------------------------------------
