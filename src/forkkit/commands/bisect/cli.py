@@ -12,7 +12,7 @@ from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import BISECT, write_reports
 from forkkit.services.bisect.model import STEM
 from forkkit.services.bisect.render import bisect_json, render_all, render_line
-from forkkit.services.bisect.run import BisectOptions, bisect_fixes
+from forkkit.services.bisect.run import BisectOptions, bisect
 
 _EPILOG = """\
 exit codes:
@@ -90,7 +90,7 @@ def request(args: argparse.Namespace) -> Request:
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Bisect into reports/bisect/; the verdict's line and exit code."""
     with cfg.work.new_report_folder(STEM) as folder:
-        results = bisect_fixes(cfg, req.opts)
+        results = bisect(cfg, req.opts)
         text = render_all(results)
         write_reports(
             folder.path, STEM, markdown=text, data=bisect_json(results), doc=BISECT

@@ -1,20 +1,22 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Bisect an absorption: the first upstream commit where a fix's
-FAIL_TO_PASS tests pass without its runtime change.
+"""Bisect an absorption: the first upstream commit (or release) where a
+fix's FAIL_TO_PASS tests pass without its runtime change.
 
 The fix's FAIL_TO_PASS tests are measured on the fork as every proof does
-(its red commit against HEAD); each probe is upstream commit ``C`` with the
-fix's test files as they are at HEAD (their current text, refreshed for
-renamed APIs, not the text of the first pin), run in the rebase's scratch
-worktree through the result cache. The commits come from the line's git
-upstream, fetched down to the pinned one.
+(its red commit against HEAD). Each probe is built as that red is: upstream
+commit ``C``, every other fix's runtime change where it applies, and the
+series' test changes applied as patches (as the pin carries them, or, where
+those prove nothing, as another line carries them now), run in one scratch
+worktree through the result cache. The range (a git line's commits, fetched
+down to the pinned one, or the releases after an sdist pin), the other
+line's tests and the retirement records are read once for every fix.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.config import ForkConfig, load_config
@@ -188,18 +190,25 @@ class _Prober:
         )
 
 
-def _commits(
-    cfg: ForkConfig, repo: Repo, opts: BisectOptions
-) -> tuple[str, str, list[str], str]:
-    """Good, bad, the commits after good up to bad, and where they come from
-    (the releases on the index, or the line's git upstream)."""
+@dataclass(frozen=True, kw_only=True)
+class _Span:
+    """What every fix of one bisection is searched over."""
+
+    good: str
+    bad: str
+    commits: tuple[str, ...]  # after good up to bad, oldest first
+    where: str  # how reports name where they come from
+    releases: bool
+
+
+def _commits(cfg: ForkConfig, repo: Repo, opts: BisectOptions) -> _Span:
+    """The range every fix is searched over: the releases after the pin on
+    the index (``--until``), or the line's git upstream (``--good/--bad``)."""
     if opts.until:
         good, bad, commits = release_chain(cfg, repo, until=opts.until)
-        return (
-            good,
-            bad,
-            commits,
-            f"the releases on {public_url(cfg.upstream.index_url)}",
+        where = f"the releases on {public_url(cfg.upstream.index_url)}"
+        return _Span(
+            good=good, bad=bad, commits=tuple(commits), where=where, releases=True
         )
     git = cfg.upstream.commit_pin
     if not git.url:
@@ -208,86 +217,112 @@ def _commits(
             "bisect over releases (--until NAME==VERSION)"
         )
     good, bad, commits = _range(repo, git, opts)
-    return good, bad, commits, public_url(git.url)
+    return _Span(
+        good=good,
+        bad=bad,
+        commits=tuple(commits),
+        where=public_url(git.url),
+        releases=False,
+    )
 
 
-def bisect(cfg: ForkConfig, opts: BisectOptions) -> BisectResult:
-    """Find the first commit in good..bad that absorbs the fix."""
-    tree = materialize(cfg)
-    repo = Repo(tree.path)
-    fixes = load_fixes(cfg)
-    fix = fixes.get(opts.fix) if opts.fix else fixes.one()
-    good, bad, commits, where = _commits(cfg, repo, opts)
-    with SemanticBench(cfg=cfg, opts=Options(timeout=opts.timeout), repo=repo) as bench:
+@dataclass(frozen=True, kw_only=True)
+class _Bisection:
+    """What the fixes of one bisection share: the fork, its range, the other
+    line's tests, the records and the bench the proofs run on."""
+
+    cfg: ForkConfig
+    opts: BisectOptions
+    tree: ForkTree
+    fixes: FixSet
+    span: _Span
+    bench: SemanticBench
+    current: tuple[ForkTree, FixSet] | None  # the line of --tests-from
+    recorded: Mapping[str, str]  # fix id -> applied_upstream in retired.toml
+
+    def one(self, fix: Fix) -> BisectResult:
+        """Find the first commit of the range that absorbs ``fix``."""
+        tree, fixes, span = self.tree, self.fixes, self.span
         targets = focused_targets(tree, fixes, fix, head=tree.head)
-        f2p = _fail_to_pass(
-            bench,
-            red_commit(tree, fixes, fix, head=tree.head),
-            tree.head,
-            fix=fix,
-            targets=targets,
-        )
+        red = red_commit(tree, fixes, fix, head=tree.head)
+        f2p = _fail_to_pass(self.bench, red, tree.head, fix=fix, targets=targets)
         texts = [_text(tree, fixes, fix, f2p=f2p, targets=targets, label="the pin's")]
-        if opts.tests_from is not None:
-            line_tree, line_fixes = _test_source(repo, other=opts.tests_from)
-            label = _shown(cfg, opts.tests_from)
+        if self.current is not None:
+            line_tree, line_fixes = self.current
             theirs = line_fixes.get(fix.id)
+            label = _shown(self.cfg, self.opts.tests_from)
             texts.append(
                 _text(
-                    line_tree,
-                    line_fixes,
-                    theirs,
-                    f2p=f2p,
-                    targets=targets,
-                    label=label,
+                    line_tree, line_fixes, theirs, f2p=f2p, targets=targets, label=label
                 )
             )
         probe = _Prober(
-            repo=repo,
-            bench=bench,
+            repo=tree.repo,
+            bench=self.bench,
             fix=fix.id,
             texts=tuple(texts),
             fail_to_pass=f2p,
             others=_other_fixes(tree, fixes, fix),
         )
-        found = first_absorbed(commits, probe)
-    by_commit = {s.commit: s for s in found.steps}
-    first = None if found.index is None else by_commit[commits[found.index]]
-    return BisectResult(
-        fix=fix.id,
-        url=where,
-        releases=bool(opts.until),
-        good=good,
-        bad=bad,
-        commits=len(commits),
-        fail_to_pass=f2p,
-        steps=found.steps,
-        first=first,
-        unmeasured=tuple(by_commit[commits[i]] for i in found.unmeasured),
-        tests_from=_shown(cfg, opts.tests_from),
-        recorded=_recorded(_records_of(cfg, opts), fix.id),
-    )
+        found = first_absorbed(span.commits, probe)
+        by_commit = {s.commit: s for s in found.steps}
+        first = None if found.index is None else by_commit[span.commits[found.index]]
+        return BisectResult(
+            fix=fix.id,
+            url=span.where,
+            releases=span.releases,
+            good=span.good,
+            bad=span.bad,
+            commits=len(span.commits),
+            fail_to_pass=f2p,
+            steps=found.steps,
+            first=first,
+            unmeasured=tuple(by_commit[span.commits[i]] for i in found.unmeasured),
+            tests_from=_shown(self.cfg, self.opts.tests_from),
+            recorded=self.recorded.get(fix.id, ""),
+        )
 
 
-def _records_of(cfg: ForkConfig, opts: BisectOptions) -> ForkConfig:
-    """The config whose patches/retired.toml holds the fix's records: the
-    line the tests come from (the project, where the fix was retired), or
-    this one."""
-    return load_config(opts.tests_from) if opts.tests_from else cfg
+def bisect(cfg: ForkConfig, opts: BisectOptions) -> tuple[BisectResult, ...]:
+    """``opts.fix``, or every fix of the series, each bisected alone over the
+    same range; with ``opts.record``, the answers go into the records."""
+    tree = materialize(cfg)
+    fixes = load_fixes(cfg)
+    chosen = (fixes.get(opts.fix),) if opts.fix else fixes.pick(None)
+    span = _commits(cfg, tree.repo, opts)
+    # the line --tests-from names also holds the fix's retirement records
+    line = load_config(opts.tests_from) if opts.tests_from else None
+    current = _test_source(tree.repo, line=line) if line else None
+    records = line or cfg
+    with SemanticBench(
+        cfg=cfg, opts=Options(timeout=opts.timeout), repo=tree.repo
+    ) as bench:
+        run = _Bisection(
+            cfg=cfg,
+            opts=opts,
+            tree=tree,
+            fixes=fixes,
+            span=span,
+            bench=bench,
+            current=current,
+            recorded=_recorded(records),
+        )
+        results = tuple(run.one(fix) for fix in chosen)
+    if not opts.record:
+        return results
+    return record_answers(records, results, held=cfg.root)
 
 
-def _recorded(cfg: ForkConfig, fid: str) -> str:
-    """Where ``cfg``'s retirement records say upstream took the fix ("": it
-    has none)."""
+def _recorded(cfg: ForkConfig) -> dict[str, str]:
+    """Where ``cfg``'s retirement records say upstream took each fix (fix
+    id -> applied_upstream; several records of one fix joined)."""
     path = cfg.patches_dir / RETIRED_FILE
     if not path.is_file():
-        return ""
-    found = {
-        r.applied_upstream
-        for r in parse_retired(path.read_text(), where=str(path))
-        if r.fix == fid
-    }
-    return ", ".join(sorted(found))
+        return {}
+    found: dict[str, set[str]] = {}
+    for r in parse_retired(path.read_text(), where=str(path)):
+        found.setdefault(r.fix, set()).add(r.applied_upstream)
+    return {fix: ", ".join(sorted(seen)) for fix, seen in found.items()}
 
 
 def _other_fixes(
@@ -324,10 +359,9 @@ def _text(
     )
 
 
-def _test_source(repo: Repo, *, other: Path) -> tuple[ForkTree, FixSet]:
+def _test_source(repo: Repo, *, line: ForkConfig) -> tuple[ForkTree, FixSet]:
     """Another line that carries the fix: its fork tree (its commits fetched
     into this repository, for 3-way merges of its test changes) and fixes."""
-    line = load_config(other)
     tree = materialize(line)
     say(f"the fix's tests as {line.line_label} carries them ({tree.head[:12]})")
     fetch_rev(repo, url=str(tree.path), rev=tree.head)
@@ -339,12 +373,3 @@ def _shown(cfg: ForkConfig, other: Path | None) -> str:
     if other is None:
         return ""
     return os.path.relpath(other.absolute(), cfg.root)
-
-
-def bisect_fixes(cfg: ForkConfig, opts: BisectOptions) -> tuple[BisectResult, ...]:
-    """``opts.fix``, or every fix of the series, each bisected alone."""
-    ids = [opts.fix] if opts.fix else [f.id for f in load_fixes(cfg).pick(None)]
-    results = tuple(bisect(cfg, replace(opts, fix=fid)) for fid in ids)
-    if not opts.record:
-        return results
-    return record_answers(_records_of(cfg, opts), results, held=cfg.root)
