@@ -29,6 +29,8 @@ class TestEnvSpec:
     env: dict[str, str] = field(default_factory=dict)
     # pytest node ids (prefixes) never run here, e.g. tests that need the Hub
     deselect: tuple[str, ...] = ()
+    # the caller's variables a run takes (names, or NAME* prefixes)
+    pass_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,9 @@ _KNOWN: dict[str, frozenset[str]] = {
     ),
     "patches": frozenset({"dir", "series"}),
     "fix": frozenset({"id", "title", "forwarded", "origin", "related_suites"}),
-    "testenv": frozenset({"torch", "requirements", "extra", "env", "deselect"}),
+    "testenv": frozenset(
+        {"torch", "requirements", "extra", "env", "deselect", "pass_env"}
+    ),
     "workdir": frozenset({"path"}),
     "line": frozenset({"name", "also"}),
 }
@@ -278,7 +282,22 @@ def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
         deselect=tuple(_req(te, "deselect", where, kind=list))
         if "deselect" in te
         else (),
+        pass_env=_pass_env(te, where),
     )
+
+
+def _pass_env(te: dict[str, Any], where: str) -> tuple[str, ...]:
+    """``[testenv] pass_env``: variable names, or ``NAME*`` prefixes."""
+    names = _req(te, "pass_env", where, kind=list) if "pass_env" in te else []
+    bad = next(
+        (n for n in names if not _ENV_NAME.fullmatch(str(n).removesuffix("*"))), None
+    )
+    if bad is not None:
+        raise ForkkitError(
+            f"{where}: pass_env entry {bad!r} is not a variable name (or a "
+            "NAME* prefix); fix it"
+        )
+    return tuple(str(n) for n in names)
 
 
 def _workdir(data: dict[str, Any], path: Path) -> Path:

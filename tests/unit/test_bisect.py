@@ -196,13 +196,15 @@ def test_bisect_over_releases_names_the_release(
     retired.write_text(render_retired([record]))
     assert main(args) == 1
     assert "patches/retired.toml says toy 1.1" in capsys.readouterr().out
-    # --record writes the measured answer into the record, nothing else
+    # --record writes the measured answer into the record, and the measured
+    # FAIL_TO_PASS tests (the guard's, #33 item 6) where it lists none
     before = retired.read_text()
     assert main([*args, "--record"]) == 0 and _report(toy_project)["agrees"]
     (after,) = parse_retired(retired.read_text())
     assert after.applied_upstream == "toy 1.2"
     assert after.evidence.startswith("e; bisected over releases (forkkit bisect")
-    assert replace(after, applied_upstream="toy 1.1", evidence="e") == record
+    assert after.tests == ("tests/test_fix.py::test_limit_reaches_n",)
+    assert replace(after, applied_upstream="toy 1.1", evidence="e", tests=()) == record
     assert retired.read_text() != before and main(args) == 0  # agrees now
 
 

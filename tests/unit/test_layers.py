@@ -103,6 +103,18 @@ def test_no_command_imports_another_command(path: Path) -> None:
     assert not bad, f"{path.relative_to(SRC)} imports another command: {bad}"
 
 
+def test_only_the_run_service_starts_pytest() -> None:
+    """Every pytest run goes through ``testing/service.py`` (#34 item 1):
+    its spec, the result cache and a workspace made from a commit."""
+    starters = {
+        str(p.relative_to(SRC))
+        for p in _modules()
+        if "forkkit.testing.pytest_run.run_pytest" in _imports(ast.parse(p.read_text()))
+        or "pytest_run.run_pytest(" in p.read_text()
+    }
+    assert starters == {"testing/service.py"}
+
+
 def test_the_layer_rules_see_every_layer() -> None:
     """A rule over an empty layer proves nothing: each layer has modules."""
     assert _in("services") and len({p.parts[-2] for p in _in("commands")}) > 5

@@ -781,8 +781,16 @@ def test_retired_records_round_trip_and_merge() -> None:
         retired_from="vllm 0.30.0",
         sha256="ab" * 32,
     )
-    two = Retired(**{**one.__dict__, "name": "0002-b.patch", "how": "absorbed-textual"})
+    two = Retired(
+        **{
+            **one.__dict__,
+            "name": "0002-b.patch",
+            "how": "absorbed-textual",
+            "tests": ("tests/a.py::test_x", 'tests/b.py::test_y[a"b]'),
+        }
+    )
     text = render_retired([one, two])
+    assert text.count("tests = ") == 1  # none recorded: no line
     assert text.startswith("# Patches that left the series")
     assert parse_retired(text) == (one, two)
     again = Retired(**{**one.__dict__, "applied_upstream": "vllm 0.35.0"})
@@ -842,3 +850,37 @@ def test_a_guard_refuses_a_carried_test_that_only_skips_or_xfails(
         cfg.workdir / "reports" / "red_green" / "toy-fix" / "red_green.md"
     ).read_text()
     assert "1 carried test(s) are skipped or xfailed on toy 1.1" in md
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("change", ["delete", "rename"])
+def test_a_guard_names_a_recorded_carried_test_that_did_not_run(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, change: str
+) -> None:
+    """The guard is exact (#33 item 6): the retirement records the fix's
+    FAIL_TO_PASS tests, so a carried test deleted (or renamed) by a later
+    commit of the fix is named, not silently one test fewer."""
+    calc = {"toy/calc.py": CALC_FIXED_OTHERWISE}
+    target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
+    rebase(toy_project, target, Options(apply=True, keep_tests=True, related=False))
+    cfg = load_config(toy_project.path)
+    (entry,) = parse_retired((cfg.patches_dir / "retired.toml").read_text())
+    assert entry.tests == ("tests/test_fix.py::test_limit_reaches_n",)
+    assert main(["--config", str(cfg.path), "materialize"]) == 0
+    test = cfg.work.fork / "tests" / "test_fix.py"
+    renamed = test.read_text().replace("def test_limit_reaches_n", "def test_renamed")
+    deleted = "def test_kept():\n    assert True\n"
+    test.write_text(deleted if change == "delete" else renamed)
+    git = ["git", "-C", str(cfg.work.fork)]
+    subprocess.run(
+        [*git, "commit", "-qam", f"{change} it\n\nForkkit-Fix: toy-fix"], check=True
+    )
+    assert main(["--config", str(cfg.path), "export"]) == 0
+    assert main(["--config", str(cfg.path), "red-green", "--no-related"]) == 1
+    md = (
+        cfg.workdir / "reports" / "red_green" / "toy-fix" / "red_green.md"
+    ).read_text()
+    assert (
+        "1 carried test(s) recorded in patches/retired.toml did not run (deleted "
+        "or renamed), e.g. tests/test_fix.py::test_limit_reaches_n" in md
+    )

@@ -40,6 +40,7 @@ from tests.synthetic import (
 
 FIX_ID = "tests.test_fix::test_limit_reaches_n"
 SRC = str(Path(__file__).parents[2] / "src")
+PASS_MARK = {testenv.PASS_ENV: "TOY_MARK"}  # the slow red's mark reaches its run
 
 
 def worktrees(repo: Repo) -> int:
@@ -75,9 +76,8 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert result.red.report.tests[FIX_ID].kind == "AssertionError"
     assert result.green.counts()["passed"] == 1
     assert result.related is not None and result.related.counts()["passed"] == 3
-    # Red ran elsewhere on HEAD's tree with only the runtime file from base.
+    # Red ran on HEAD's tree with only the runtime file from base.
     git = tree.repo
-    assert not result.red.in_place and result.green.in_place
     assert git.blob(result.red.tree, "toy/calc.py") == git.blob("base", "toy/calc.py")
     assert git.blob(result.red.tree, "tests/test_fix.py") == git.blob(
         "HEAD", "tests/test_fix.py"
@@ -235,6 +235,7 @@ def test_timeout_is_invalid_and_restores(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("TOY_MARK", str(tmp_path / "mark"))
+    monkeypatch.setenv(testenv.PASS_ENV, "TOY_MARK")  # the caller names it
     cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
     tree = materialize(cfg)
     start = time.monotonic()
@@ -316,32 +317,41 @@ def test_untracked_file_that_changes_green_is_refused(
     assert (out / "FAILED.txt").is_file() and not (out / "red_green.json").exists()
 
 
+_UNCHECKED_PYC = (
+    "import importlib.util, py_compile, sys\n"
+    "py_compile.compile(sys.argv[1], cfile=importlib.util.cache_from_source("
+    "sys.argv[1]), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"
+)
+
+
 @pytest.mark.e2e
-def test_an_ignored_file_python_can_load_is_refused(
+def test_ignored_files_python_can_load_never_reach_a_run(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
-    """Issue 25, 2: git status is clean when the cheat is git-ignored (vLLM's
-    .gitignore covers *.py[cod]); green ran in place and picked it up, red ran
-    in a scratch worktree without it: a wrong fix was proven valid."""
+    """Issues 25 and 33: git status is clean when the cheat is git-ignored: a
+    sitecustomize.py, or bytecode of a "fixed" calc.py in an ignored
+    __pycache__ (unchecked-hash: Python loads it without reading the source).
+    Every run happens in a fresh checkout of its commit: neither can reach
+    it, and the wrong fix is shown wrong (before: refused by name, or, for
+    the bytecode, proven valid)."""
     cfg = project(tmp_path, toy_upstream, changes=WRONG_FIX)
     tree = materialize(cfg)
     exclude = tree.repo.git_dir() / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
     exclude.write_text("sitecustomize.py\n__pycache__/\n")
-    (tree.path / "__pycache__").mkdir(exist_ok=True)
-    (tree.path / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"")  # harmless
+    calc = tree.path / "toy/calc.py"
+    honest = calc.read_text()
+    calc.write_text(FIXED_CALC)
+    python = str(testenv.ensure_testenv(cfg, tree.path).python)
+    subprocess.run([python, "-c", _UNCHECKED_PYC, str(calc)], check=True)
+    calc.write_text(honest)
+    assert list((tree.path / "toy/__pycache__").glob("calc.*.pyc"))
     (tree.path / "sitecustomize.py").write_text(CHEAT_CONFTEST)
     assert tree.repo.dirty() == []  # git sees nothing
-    out = tmp_path / "r"
-    with pytest.raises(ForkkitError) as err:
-        prove(cfg, tree, related=False, out_dir=out, stream=False)
-    msg = str(err.value)
-    assert "git-ignored files Python can load (sitecustomize.py)" in msg
-    assert "x.cpython" not in msg and "\n" not in msg
-    assert not (out / "red_green.json").exists()
-    (tree.path / "sitecustomize.py").unlink()
-    result = prove(cfg, tree, related=False, out_dir=out, stream=False)
+    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    assert not result.valid
     assert result.classification.ids("FAIL_TO_FAIL") == [FIX_ID]  # the truth
+    assert (tree.path / "sitecustomize.py").is_file()  # the user's files stay
 
 
 @pytest.mark.e2e
@@ -358,7 +368,7 @@ def test_tests_writing_into_the_fork_tree_make_the_proof_invalid(
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert not result.valid
     assert any(
-        "fork tree changed while pytest ran in it (stray.txt)" in p
+        "the tests wrote into the tree they ran in (stray.txt)" in p
         for p in result.problems
     ), result.problems
 
@@ -401,7 +411,7 @@ def test_concurrent_runs_read_only_their_own_junit(
     workdir; A's red pytest then dies without JUnit: A must not read B's."""
     slow = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
     mark = tmp_path / "mark"
-    env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC}
+    env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC, **PASS_MARK}
     cmd = [sys.executable, "-m", "forkkit", "--config", str(slow.path), "red-green"]
     a = subprocess.Popen(
         [*cmd, "--no-related"],
@@ -454,7 +464,12 @@ def test_exit_code_is_1_when_nothing_ran_or_a_run_is_partial(
     extra: list[str],
 ) -> None:
     cfg = project(tmp_path, toy_upstream, changes=toy_slow_red_changes())
-    env = {**os.environ, "TOY_MARK": str(tmp_path / "mark"), "PYTHONPATH": SRC}
+    env = {
+        **os.environ,
+        "TOY_MARK": str(tmp_path / "mark"),
+        "PYTHONPATH": SRC,
+        **PASS_MARK,
+    }
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
     proc = subprocess.run(
         [*cmd, "--no-related", *extra], env=env, capture_output=True, text=True
@@ -484,7 +499,7 @@ def start_until_red(
     """A ``forkkit red-green`` process, once its (hanging) red has started:
     the process, and the red pytest's pid and working directory."""
     mark = tmp_path / "mark"
-    env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC}
+    env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC, **PASS_MARK}
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
     proc = subprocess.Popen(
         [*cmd, "--no-related", "--parallel", parallel],
@@ -548,6 +563,7 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
         **os.environ,
         "TOY_MARK": str(mark),
         "PYTHONPATH": SRC,
+        **PASS_MARK,
     }
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
     proc = subprocess.Popen([*cmd, "--no-related"], env=env, stderr=subprocess.PIPE)

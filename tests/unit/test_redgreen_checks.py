@@ -16,6 +16,7 @@ from forkkit.services.proof.checks import repeat_orders
 from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove
+from forkkit.testing import env as testenv
 from forkkit.vcs.overlay import revert_hunk_commit
 from tests.synthetic import BUGGY, FIX_TEST, SyntheticUpstream, make_project
 from tests.synthetic import fixed_fork as fork
@@ -67,6 +68,7 @@ def test_repeat_really_runs_in_other_orders(
 ) -> None:
     log = tmp_path / "order.log"
     monkeypatch.setenv("TOY_ORDER_LOG", str(log))
+    monkeypatch.setenv(testenv.PASS_ENV, "TOY_ORDER_LOG")
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": ORDER_TEST})
     tree = materialize(cfg)
     checks = ProofChecks(repeat=2, seed=7)
@@ -102,6 +104,7 @@ def test_flaky_test_makes_the_proof_invalid(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("TOY_COUNTER", str(tmp_path / "counter"))
+    monkeypatch.setenv(testenv.PASS_ENV, "TOY_COUNTER")
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": FLAKY_TEST})
     checks = ProofChecks(repeat=2)
     result = prove(

@@ -21,6 +21,7 @@ from forkkit.services.reconcile.run import reconcile
 from forkkit.testing import env as testenv
 from forkkit.testing import logged, pytest_run
 from forkkit.testing.cache import ResultCache, ResultKey
+from forkkit.testing.importdigest import content_digest, forget, signature
 from tests.synthetic import (
     CALC_FIXED_BY_DECORATOR,
     RECON_BASE,
@@ -41,7 +42,7 @@ def _key(**changes: Any) -> ResultKey:
         tree="t" * 40,
         env_key="e",
         python="/py",
-        env={"A": "1"},
+        environ={"A": "1"},
         pytest_args=("-k", "x"),
         deselect=("tests/a.py::t",),
         targets=("tests",),
@@ -56,13 +57,13 @@ def test_key_changes_with_every_part() -> None:
         {"tree": "u" * 40},
         {"env_key": "f"},
         {"python": "/other"},
-        {"env": {"A": "2"}},
+        {"environ": {"A": "2"}},
+        {"environ": {"A": "1", "B": ""}},
         {"pytest_args": ("-k", "y")},
         {"deselect": ()},
         {"deselect": ("tests/a.py::t", "tests/b.py::u")},
         {"targets": ("tests", "tests/test_fix.py")},
-        {"packages": "p" * 64},
-        {"caller_env": {"PYTEST_ADDOPTS": "-p no:randomly"}},
+        {"imports": "p" * 64},
     ]
     for change in changes:
         assert _key(**change).digest() != same, change
@@ -122,46 +123,72 @@ def test_an_entry_that_does_not_hold_what_it_stored_is_a_miss(
     assert cache.get(key) is not None
 
 
-def test_key_covers_installed_packages_and_the_callers_env(
+def test_key_covers_what_the_interpreter_imports_and_the_runs_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A package upgraded in the test interpreter, or a variable that reaches
-    pytest (PYTEST_ADDOPTS, HF_HUB_OFFLINE), is a miss; an unrelated one not."""
+    """Issue 33, 3: a .pth file plus a bare module in site-packages (no
+    dist-info) is a miss, and so is a package upgraded in place; the
+    caller's PYTHONWARNINGS, PYTHONOPTIMIZE, PYTHONHASHSEED or PYTEST_ADDOPTS
+    never reach a run, so they leave the key alone, until the caller names
+    one to pass."""
     venv = tmp_path / "venv"
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
     )
     python = venv / "bin" / "python"
     site = next((venv / "lib").glob("python3*/site-packages"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(python))
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    env = testenv.TestEnv(python=python, env={}, key="external")
+    for var in ("PYTEST_ADDOPTS", testenv.PASS_ENV):
+        monkeypatch.delenv(var, raising=False)
+    store = tmp_path / "venv.digest.json"
+    env = testenv.TestEnv(python=python, env={}, key="external", store=store)
 
     def digest() -> str:
-        testenv.installed.cache_clear()
+        forget()
         return ResultKey.of(env, "t" * 40, ["tests"], pytest_args=()).digest()
 
     first = digest()
+    assert digest() == first and json.loads(store.read_text())["content"]
+    caller = {
+        "PYTHONWARNINGS": "error",
+        "PYTHONOPTIMIZE": "2",
+        "PYTHONHASHSEED": "1",
+        "PYTEST_ADDOPTS": "-x",
+        "SOMETHING_ELSE": "1",
+    }
+    for var, value in caller.items():
+        monkeypatch.setenv(var, value)
     assert digest() == first
-    monkeypatch.setenv("SOMETHING_ELSE", "1")
-    assert digest() == first
-    info = site / "toy_dep-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: toy-dep\nVersion: 1.0\n"
-    )
-    installed = digest()
-    assert installed != first
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: toy-dep\nVersion: 1.1\n"
-    )
-    assert digest() != installed  # upgraded
-    upgraded = digest()
-    monkeypatch.setenv("PYTEST_ADDOPTS", "-x")
-    assert digest() != upgraded
-    monkeypatch.delenv("PYTEST_ADDOPTS")
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    assert digest() != upgraded
+    assert not set(caller) & set(env.environ(tmp_path))  # none reaches a run
+    (site / "zz_hook.pth").write_text("import zz_cheat\n")
+    (site / "zz_cheat.py").write_text("X = 1\n")
+    hooked = digest()
+    assert hooked != first
+    (site / "zz_cheat.py").write_text("X = 2\n")  # same size, new content
+    os.utime(site / "zz_cheat.py", ns=(1, 1))
+    edited = digest()
+    assert edited != hooked
+    monkeypatch.setenv(testenv.PASS_ENV, "PYTEST_ADDOPTS")
+    assert env.environ(tmp_path)["PYTEST_ADDOPTS"] == "-x"
+    assert digest() != edited
+    named = dataclasses.replace(env, passed=("PYTHON*",))
+    monkeypatch.delenv(testenv.PASS_ENV)
+    assert named.environ(tmp_path)["PYTHONWARNINGS"] == "error"
+
+
+def test_import_digest_is_kept_and_trusted_while_no_file_changed(
+    tmp_path: Path,
+) -> None:
+    """The content is hashed once; a kept digest stands while the stat
+    signature holds, and a changed file makes it hash again."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "a.py").write_text("A = 1\n")
+    sig = signature([str(root)])
+    assert sig == signature([str(root)])
+    content = content_digest([str(root)])
+    (root / "a.py").write_text("A = 2\n")
+    assert signature([str(root)]) != sig
+    assert content_digest([str(root)]) != content
 
 
 def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:

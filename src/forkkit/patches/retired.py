@@ -43,6 +43,9 @@ class Retired:
     sha256: str  # of the patch file as it last was
     forwarded: str = ""  # the upstream PR, when known
     fix: str = ""  # the fix the patch belonged to (fork.toml [[fix]] id)
+    # its FAIL_TO_PASS tests (node ids): the tests the guard of its fix
+    # must see pass, so a carried test deleted or renamed is named
+    tests: tuple[str, ...] = ()
 
 
 def _quote(value: str) -> str:
@@ -51,20 +54,40 @@ def _quote(value: str) -> str:
     return '"' + out.replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
+def _value(value: str | tuple[str, ...]) -> str:
+    """A TOML string, or an array of strings one a line."""
+    if isinstance(value, str):
+        return _quote(value)
+    if not value:
+        return "[]"
+    return "[\n" + "".join(f"  {_quote(v)},\n" for v in value) + "]"
+
+
 def render_retired(entries: Sequence[Retired]) -> str:
     """The file's text: a header, then one ``[[retired]]`` table each."""
     out = [_HEADER]
     for e in entries:
         out.append("\n[[retired]]\n")
-        out += [f"{f.name} = {_quote(getattr(e, f.name))}\n" for f in fields(e)]
+        out += [
+            f"{f.name} = {_value(getattr(e, f.name))}\n"
+            for f in fields(e)
+            if f.name != "tests" or e.tests
+        ]
     return "".join(out)
 
 
 def retired_of(row: Mapping[str, Any]) -> Retired:
     """One record from a TOML table or a report's JSON object (unknown keys
-    ignored); TypeError when a field is missing."""
-    known = {f.name for f in fields(Retired)}
-    return Retired(**{k: str(v) for k, v in row.items() if k in known})
+    ignored); TypeError when a field is missing or of the wrong kind."""
+    known = {f.name for f in fields(Retired)} - {"tests"}
+    tests = row.get("tests", ())
+    if not isinstance(tests, list | tuple) or not all(
+        isinstance(t, str) for t in tests
+    ):
+        raise TypeError("'tests' is not a list of test ids")
+    return Retired(
+        **{k: str(v) for k, v in row.items() if k in known}, tests=tuple(tests)
+    )
 
 
 def parse_retired(text: str, *, where: str = RETIRED_FILE) -> tuple[Retired, ...]:

@@ -2,8 +2,9 @@
 """One cache of finished pytest runs (``<workdir>/results``).
 
 A run is reused only when everything that decides its outcome is the same:
-the git tree that ran, the test environment (its key, interpreter and
-variables), the pytest arguments, the deselect list and the targets
+the git tree that ran, the test environment (its key, interpreter, the
+digest of every file it can import, and the whole process environment a run
+is given), the pytest arguments, the deselect list and the targets
 (:class:`ResultKey`). An entry holds the run's JUnit XML, its log and a
 small ``run.json`` with the sha256 of both files; it is written to a
 temporary folder and renamed into place, so a half-written entry is never
@@ -25,11 +26,13 @@ from typing import Any
 
 from forkkit import faults
 from forkkit.output.progress import say
-from forkkit.testing.env import TestEnv, caller_env, installed
+from forkkit.testing.env import TestEnv
+from forkkit.testing.importdigest import import_digest
 from forkkit.testing.pytest_run import PytestRun
 
 # Bump when what forkkit adds to every pytest command changes.
-CACHE_FORMAT = 3  # 3: packages and caller env in the key; 2: xpassed marked
+# 4: the import digest and the built environment; 3: packages and caller env
+CACHE_FORMAT = 4
 
 
 def _sha256(path: Path) -> str | None:
@@ -41,6 +44,7 @@ def _sha256(path: Path) -> str | None:
 
 
 JUNIT, LOG, META = "junit.xml", "pytest.log", "run.json"
+TREE = "<tree>"  # the run's folder in a key: the same tree runs anywhere
 
 
 @dataclass(frozen=True)
@@ -50,12 +54,11 @@ class ResultKey:
     tree: str  # git tree id that ran
     env_key: str  # the test env's key (requirements digest, or "external")
     python: str
-    env: dict[str, str] = field(default_factory=dict)
+    environ: dict[str, str] = field(default_factory=dict)  # the run's, whole
     pytest_args: tuple[str, ...] = ()
     deselect: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()
-    packages: str = ""  # digest of the interpreter's installed distributions
-    caller_env: dict[str, str] = field(default_factory=dict)  # reaches pytest
+    imports: str = ""  # digest of every file the interpreter can import
 
     @classmethod
     def of(
@@ -71,12 +74,11 @@ class ResultKey:
             tree=tree,
             env_key=env.key,
             python=str(env.python),
-            env=dict(env.env),
+            environ=env.environ(Path(TREE)),
             pytest_args=tuple(pytest_args),
             deselect=tuple(env.deselect),
             targets=tuple(targets),
-            packages=installed(env.python),
-            caller_env=caller_env(env.environ(Path("."))),
+            imports=import_digest(env.python, env.store),
         )
 
     def digest(self) -> str:

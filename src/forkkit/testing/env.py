@@ -9,7 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,9 +17,48 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
 from forkkit.process import exclusive
+from forkkit.testing.importdigest import isolated_output
 
 OK_MARKER = ".forkkit-ok"
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+# Taken from the caller's environment as they are: where programs, the home
+# and temp folders are, who runs, the locale and the clock. Nothing else of
+# it reaches a run unless named: ``[testenv] pass_env`` in fork.toml, or
+# ``$FORKKIT_PASS_ENV`` (comma-separated names; ``NAME*`` for a prefix).
+PASSED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR")
+PASSED_PREFIXES = ("LC_",)
+PASS_ENV = "FORKKIT_PASS_ENV"
+# An external interpreter (a GPU runner's) also gets its GPU's variables.
+EXTERNAL_PASSED = ("LD_LIBRARY_PATH", "CUDA_*", "NVIDIA_*", "NCCL_*")
+# Set by forkkit in every run: no bytecode is written into the tree, and no
+# user site-packages is read.
+ALWAYS = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+
+
+def _named(var: str, patterns: Sequence[str]) -> bool:
+    return any(
+        var.startswith(p[:-1]) if p.endswith("*") else var == p for p in patterns
+    )
+
+
+def passed_patterns() -> tuple[str, ...]:
+    """What ``$FORKKIT_PASS_ENV`` names (empty entries dropped)."""
+    raw = os.environ.get(PASS_ENV, "")
+    return tuple(p.strip() for p in raw.split(",") if p.strip())
+
+
+def run_path(python: Path, caller: str) -> str:
+    """PATH for a run: the test interpreter's folder first, then the caller's
+    folders without another virtualenv's (a nox or dev venv never lends a
+    run its ``python`` or ``pytest``)."""
+    kept = [
+        d
+        for d in caller.split(os.pathsep)
+        if d and not (Path(d).parent / "pyvenv.cfg").is_file()
+    ]
+    return os.pathsep.join(dict.fromkeys([str(python.parent), *kept]))
 
 
 @dataclass(frozen=True)
@@ -31,26 +70,44 @@ class TestEnv:
     key: str
     # pytest node-id prefixes this environment cannot run (fork.toml deselect)
     deselect: tuple[str, ...] = ()
+    # caller variables a run takes beyond PASSED (names, or NAME* prefixes)
+    passed: tuple[str, ...] = ()
+    store: Path | None = None  # where its import digest is kept between runs
 
     def environ(self, tree: Path) -> dict[str, str]:
-        """Process environment for running upstream tests from ``tree``."""
-        env = dict(os.environ)
+        """The whole process environment of a run from ``tree``: built from
+        :data:`PASSED`, the named variables, ``[testenv] env`` and forkkit's
+        own; never inherited wholesale."""
+        env = {k: os.environ[k] for k in self.taken()}
+        env["PATH"] = run_path(self.python, os.environ.get("PATH", os.defpath))
         env.update(self.env)
-        env["PYTHONPATH"] = str(tree)
-        env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
         # No network: a test that needs a model from the Hugging Face Hub fails
         # at once instead of retrying for many minutes (set to 0 to allow it).
         for var in OFFLINE_ENV:
             env.setdefault(var, "1")
+        env.update(ALWAYS, PYTHONPATH=str(tree))
         return env
 
+    def taken(self) -> list[str]:
+        """The caller's variables a run takes, sorted."""
+        named = (*self.passed, *passed_patterns())
+        return sorted(
+            k
+            for k in os.environ
+            if k in PASSED or k.startswith(PASSED_PREFIXES) or _named(k, named)
+        )
 
-# Variables of the caller's environment that reach pytest and can change
-# what a test run gives: pytest's options and plugins, vLLM's, Hugging
-# Face's and torch's. (Not the PYTEST_CURRENT_TEST or PYTEST_XDIST_* a
-# calling pytest sets: the inner pytest sets its own.)
-CALLER_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-CALLER_ENV_PREFIXES = ("VLLM_", "HF_", "TRANSFORMERS_", "TORCH", "CUDA_")
+    def set_vars(self) -> dict[str, str]:
+        """The variables forkkit sets for a run (not the caller's), the
+        tree's path and PATH aside."""
+        taken = set(self.taken())
+        return {
+            k: v
+            for k, v in self.environ(Path(".")).items()
+            if k not in ("PYTHONPATH", "PATH") and k not in taken
+        }
+
+
 _LIST_DISTS = (
     "import importlib.metadata as m\n"
     "print('\\n'.join(sorted({f\"{(d.metadata['Name'] or '').lower()}=={d.version}\"\n"
@@ -62,29 +119,8 @@ _LIST_DISTS = (
 def installed(python: Path) -> str:
     """sha256 of the distributions ``python`` has installed (name==version,
     sorted): a package upgraded in the test env changes it."""
-    try:
-        proc = subprocess.run(
-            [str(python), "-I", "-c", _LIST_DISTS],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise ForkkitError(
-            f"{python}: cannot list the test interpreter's packages ({exc}); "
-            "check that it runs"
-        ) from None
-    return hashlib.sha256(proc.stdout.encode()).hexdigest()
-
-
-def caller_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The variables of ``env`` that reach pytest and can change its results."""
-    return {
-        k: v
-        for k, v in env.items()
-        if k in CALLER_ENV or k.startswith(CALLER_ENV_PREFIXES)
-    }
+    listed = isolated_output(python, _LIST_DISTS, what="packages")
+    return hashlib.sha256(listed.encode()).hexdigest()
 
 
 def env_key(cfg: ForkConfig, tree: Path) -> str:
@@ -102,6 +138,17 @@ def env_key(cfg: ForkConfig, tree: Path) -> str:
             )
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
+
+
+def _user_cache() -> Path:
+    """forkkit's folder in the user's cache: what it knows of interpreters
+    it did not build (shared by every workdir)."""
+    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(root) / "forkkit"
+
+
+def _path_digest(path: str) -> str:
+    return hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]
 
 
 def _create_venv(venv: Path) -> None:
@@ -149,6 +196,8 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             env={k: v for k, v in cfg.testenv.env.items() if k not in os.environ},
             key="external",
             deselect=cfg.testenv.deselect,
+            passed=(*cfg.testenv.pass_env, *EXTERNAL_PASSED, *cfg.testenv.env),
+            store=_user_cache() / f"imports-{_path_digest(override)}.json",
         )
     key = env_key(cfg, tree)
     venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
@@ -157,6 +206,8 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
         env=dict(cfg.testenv.env),
         key=key,
         deselect=cfg.testenv.deselect,
+        passed=cfg.testenv.pass_env,
+        store=venv.with_name(f"{venv.name}.digest.json"),
     )
     if (venv / OK_MARKER).exists() and ready.python.exists():
         return ready

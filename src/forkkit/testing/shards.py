@@ -214,7 +214,6 @@ def merged(
         name,
         first.runtime_rev,
         first.tree,
-        first.in_place,
         whole,
         report,
         problem,

@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Test runs on committed trees only, so a report names exactly what ran.
 
-A run happens either in the fork tree itself, when it is clean (untracked,
-non-ignored files included) and its runtime files are the wanted ones, or in
-a scratch worktree of a commit: HEAD with the runtime files of another
-revision (:func:`forkkit.vcs.overlay.overlay_commit`). A fork tree with
-uncommitted files is refused, never tested as if it were HEAD.
+Every run happens in a fresh scratch checkout of its commit, beside the fork
+tree: HEAD, or HEAD with the runtime files of another revision
+(:func:`forkkit.vcs.overlay.overlay_commit`). Nothing that is not in the
+commit can reach it: no untracked, ignored or flagged file, no bytecode, and
+(see :class:`forkkit.testing.env.TestEnv`) no variable that was not chosen.
+A fork tree with uncommitted changes is refused when its HEAD is to be
+tested, never tested as if it were HEAD, nor silently left out.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from forkkit.config import ForkConfig
@@ -43,8 +45,7 @@ class SuiteRun:
 
     name: str  # file stem of its JUnit XML / log
     runtime_rev: str  # commit the runtime files came from
-    tree: str  # git tree id of the tested tree
-    in_place: bool  # ran in the fork tree itself (runtime already at runtime_rev)
+    tree: str  # git tree id of the tested tree (checked out fresh to run)
     run: PytestRun
     report: JunitReport | None  # None: pytest wrote no JUnit (timeout, crash)
     problem: str = ""
@@ -88,42 +89,6 @@ def require_committed(repo: Repo, what: str) -> None:
     )
 
 
-# Files Python may load when they sit in a tree on sys.path: modules,
-# extension modules, path hooks, and bytecode without its source.
-_LOADABLE = (".py", ".pth", ".so", ".pyd")
-_STARTUP = ("sitecustomize", "usercustomize")
-
-
-def python_loadable(path: str) -> bool:
-    """Whether Python could load the file at ``path`` (relative to a tree on
-    sys.path): bytecode in ``__pycache__`` needs its source, so it cannot."""
-    p = PurePosixPath(path)
-    if p.stem.split(".")[0] in _STARTUP or p.suffix in _LOADABLE:
-        return True
-    return p.suffix in (".pyc", ".pyo") and "__pycache__" not in p.parts
-
-
-def refuse_ignored_loadable(repo: Repo, what: str) -> None:
-    """Refuse (one line naming them) git-ignored files that Python could load:
-    git status does not show them, and a run in place would pick them up."""
-    found = [p for p in repo.ignored() if python_loadable(p)]
-    if not found:
-        return
-    shown = first_few(found, SHOWN_FILES)
-    raise ForkkitError(
-        f"{repo.path}: git-ignored files Python can load ({shown}); {what} runs "
-        "committed trees only, and these would reach the run in place: remove "
-        "them (or move them out of the fork tree)"
-    )
-
-
-def changed_since(repo: Repo, head: str) -> list[str]:
-    """Why the fork tree no longer is ``head``'s tree (empty: it still is)."""
-    now = repo.rev("HEAD")
-    moved = [f"HEAD moved to {now[:12] if now else '?'}"] if now != head else []
-    return moved + repo.dirty()
-
-
 def _target(
     repo: Repo, *, head: str, source: str, runtime_files: Sequence[str], name: str
 ) -> tuple[str, str]:
@@ -164,19 +129,15 @@ class ForkRuns:
         *,
         name: str,
         cancel: threading.Event | None = None,
-        scratch: bool = False,
     ) -> SuiteRun:
-        """Run the tests of ``head`` with the runtime files of ``rev``.
-
-        That tree runs in the fork tree itself only when it is checked out
-        there (refused unless clean) and not ``scratch``; otherwise in a
-        scratch worktree of it: the fork tree is never edited. A finished run
-        is kept in the cache.
-        """
+        """Run the tests of ``head`` with the runtime files of ``rev``, in a
+        fresh scratch checkout of that tree: the fork tree is never edited,
+        and nothing outside the commit runs. A finished run is kept in the
+        cache."""
         # (a killed run's worktrees are pruned once per proof, not per run)
         repo, spec, target, source = self._spec(tree, rev, tests, name=name)
         tested = spec.tree
-        place = ForkWorkspace(repo, target, name=name, source=source, scratch=scratch)
+        place = ForkWorkspace(repo, target, name=name, source=source)
         ran = service.run(
             spec,
             workspace=lambda: place,
@@ -191,7 +152,7 @@ class ForkRuns:
             service.keep(spec, ran, cache=self.cache)
         if self.stream:
             _console_summary(name, ran.run, report)
-        return SuiteRun(name, source, tested, place.in_place, ran.run, report, problem)
+        return SuiteRun(name, source, tested, ran.run, report, problem)
 
     def _spec(
         self, tree: ForkTree | Path, rev: str, tests: Sequence[str], *, name: str
@@ -244,41 +205,45 @@ class ForkRuns:
 
 
 class ForkWorkspace(AbstractContextManager[Path]):
-    """Where commit ``target`` of the fork repo runs: the fork tree itself when
-    it is checked out there (refused unless clean; what changed under it is
-    :attr:`changed` afterwards), else a scratch worktree of it."""
+    """Where commit ``target`` of the fork repo runs: a fresh scratch
+    checkout of it, removed afterwards. When ``target`` is the fork tree's
+    HEAD, uncommitted changes there are refused (one line naming them): they
+    would not run. What the tests wrote into their checkout is
+    :attr:`changed` afterwards."""
 
     def __init__(
-        self, repo: Repo, target: str, *, name: str, source: str, scratch: bool = False
+        self,
+        repo: Repo,
+        target: str,
+        *,
+        name: str,
+        source: str,
+        what: str = "red-green",
     ) -> None:
         self.repo, self.target, self.name, self.source = repo, target, name, source
-        self.at_head = target == repo.rev("HEAD")
-        self.in_place = not scratch and self.at_head
+        self.what = what  # the command, as the refusal names it
         self.changed: list[str] = []
-        self._scratch: AbstractContextManager[Any] | None = None
+        self._scratch: AbstractContextManager[Repo] | None = None
+        self._checkout: Repo | None = None
 
     def __enter__(self) -> Path:
-        if self.in_place:
-            require_committed(self.repo, "red-green")
-            refuse_ignored_loadable(self.repo, "red-green")
-            where = f"runtime of {self.source[:12]} = HEAD; running in"
-            say(f"{self.name}: {where} {self.repo.path}")
-            return self.repo.path
+        at_head = self.target == self.repo.rev("HEAD")
+        if at_head:
+            require_committed(self.repo, self.what)
         self._scratch = self.repo.worktree(self.target, self.name)
-        wt = self._scratch.__enter__()
-        if self.at_head:  # a shard of the run on the fix, beside the fork tree
-            where = f"runtime of {self.source[:12]} = HEAD; running in"
-            say(f"{self.name}: {where} a scratch worktree, {wt.path}")
+        self._checkout = self._scratch.__enter__()
+        where = self._checkout.path
+        if at_head:
+            say(f"{self.name}: HEAD {self.target[:12]}, checked out in {where}")
         else:
-            say(f"{self.name}: runtime files from {self.source[:12]} in {wt.path}")
-        return Path(wt.path)
+            say(f"{self.name}: runtime files from {self.source[:12]} in {where}")
+        return Path(where)
 
     def __exit__(self, *exc: Any) -> bool | None:
-        if self._scratch is not None:
-            return self._scratch.__exit__(*exc)
+        assert self._scratch is not None and self._checkout is not None
         if exc[0] is None:
-            self.changed = changed_since(self.repo, self.target)
-        return None
+            self.changed = self._checkout.dirty()
+        return self._scratch.__exit__(*exc)
 
 
 def _resolve(repo: Repo, rev: str, head: str) -> tuple[str, str]:
@@ -306,9 +271,9 @@ def _console_summary(name: str, run: PytestRun, report: JunitReport | None) -> N
 
 def _changed_problem(name: str, changed: list[str]) -> str:
     return (
-        f"{name}: the fork tree changed while pytest ran in it "
-        f"({', '.join(changed[:SHOWN_FILES])}); the report cannot name the "
-        "tree that ran: remove what the tests wrote and rerun"
+        f"{name}: the tests wrote into the tree they ran in "
+        f"({', '.join(changed[:SHOWN_FILES])}); what ran after that is not the "
+        "tree the report names: make the tests write elsewhere (tmp_path)"
     )
 
 

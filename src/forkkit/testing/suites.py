@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """``forkkit suites``: upstream pytest suites on the fork tree, or pristine base.
 
+Each run happens in a fresh checkout of a commit, through the fork-run
+service (:class:`forkkit.testing.suiterun.ForkRuns`), as red/green's do.
 The output (JUnit XML, log and ``suites.json`` naming the tree that ran) goes
 into a fresh run folder, published as ``reports/suites`` (or ``--out``) when
 the run ends, so it never mixes with an earlier run's files.
@@ -11,19 +13,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, LocalChangesError, materialize
 from forkkit.output.progress import say
 from forkkit.output.report import SUITES, dump_json
+from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
-from forkkit.testing.pytest_run import PytestRun, run_pytest
-from forkkit.testing.suiterun import report_folder
+from forkkit.testing.pytest_run import PytestRun
+from forkkit.testing.suiterun import ForkRuns, report_folder
 from forkkit.vcs import Repo
+from forkkit.vcs.overlay import snapshot_commit
 from forkkit.workdir import published_path
 
 STEM = "suites"
+SNAPSHOT = "forkkit suites: the work tree as it is\n"
 
 
 def tree_for_tests(cfg: ForkConfig, *, dest: Path | None, pristine: bool) -> Path:
@@ -50,52 +54,39 @@ def run_suites(
     out: Path | None = None,
     pristine: bool = False,
 ) -> PytestRun:
-    """Run ``targets`` in ``tree`` as it is (local edits included and listed in
-    ``suites.json``), or with ``pristine`` in a scratch worktree of ``base``.
-
-    The returned run names its JUnit XML and log where they are published.
-    """
+    """Run ``targets`` in a checkout of a commit: ``base`` with ``pristine``,
+    else HEAD with the work tree's uncommitted changes as they are (a
+    snapshot commit; ``suites.json`` names its tree and lists the changes).
+    Ignored files never run. The returned run names its JUnit XML and log
+    where they are published."""
     repo = Repo(tree)
     with report_folder(cfg, STEM, out) as folder:
+        uncommitted = [] if pristine else repo.dirty()
         if pristine:
-            with repo.worktree(BASE_TAG, "pristine") as wt:
-                env = ensure_testenv(cfg, wt.path)
-                run = run_pytest(
-                    env,
-                    wt.path,
-                    list(targets),
-                    out_dir=folder.path,
-                    name=STEM,
-                    extra=list(extra),
-                )
-            ran: dict[str, Any] = {
-                "commit": repo.rev(BASE_TAG),
-                "tree": repo.tree(BASE_TAG),
-            }
+            commit = repo.rev(BASE_TAG) or BASE_TAG
         else:
-            ran = {
-                "commit": repo.rev("HEAD"),
-                "tree": repo.tree("HEAD"),
-                "uncommitted": repo.dirty(),  # tested too: the tree as it is
-            }
-            env = ensure_testenv(cfg, tree)
-            run = run_pytest(
-                env,
-                tree,
-                list(targets),
-                out_dir=folder.path,
-                name=STEM,
-                extra=list(extra),
-            )
+            commit = snapshot_commit(repo, message=SNAPSHOT)[0]
+        runs = ForkRuns(
+            runtime_files=(),
+            env=ensure_testenv(cfg, tree),
+            out_dir=folder.path,
+            head=commit,
+            pytest_args=tuple(extra),
+            cache=ResultCache(cfg.work.results),
+        )
+        ran = runs.run(tree, commit, list(targets), name=STEM)
         doc = {
             "path": str(tree),
             "pristine": pristine,
-            **ran,
+            "commit": commit,
+            "tree": ran.tree,
+            "uncommitted": uncommitted,  # tested too: the tree as it is
             "targets": list(targets),
-            "command": run.command,
-            "returncode": run.returncode,
-            "timed_out": run.timed_out,
+            "command": ran.run.command,
+            "returncode": ran.run.returncode,
+            "timed_out": ran.run.timed_out,
+            "cached": ran.cached,
         }
         (folder.path / f"{STEM}.json").write_text(dump_json(SUITES.stamp(doc)))
-        junit, log = published_path(run.junit), published_path(run.log)
-    return dataclasses.replace(run, junit=junit, log=log)
+        junit, log = published_path(ran.run.junit), published_path(ran.run.log)
+    return dataclasses.replace(ran.run, junit=junit, log=log)

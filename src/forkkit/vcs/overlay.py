@@ -19,6 +19,23 @@ from forkkit.vcs.apply import ApplyResult
 from forkkit.vcs.repo import Repo
 
 
+def snapshot_commit(repo: Repo, *, message: str) -> tuple[str, str]:
+    """The work tree as it is now (edits and untracked files; ignored files
+    not), as a commit on HEAD: ``(commit, tree)``. Built in a scratch index,
+    so a file flagged skip-worktree or assume-unchanged is taken as it is in
+    the work tree; the index, the refs and the files are left alone."""
+    head = repo.rev("HEAD")
+    if head is None:
+        raise ForkkitError(f"{repo.path}: no HEAD; materialize first")
+    with repo.scratch_index(f"snapshot-{threading.get_ident()}") as index:
+        index.read_tree(head)
+        index.add_directory(repo.path, force=False)
+        tree = index.write_tree()
+    if tree == repo.tree(head):
+        return head, tree
+    return repo.commit_tree(tree=tree, message=message, parents=[head]), tree
+
+
 @dataclass(frozen=True)
 class Overlay:
     """A commit on top of ``onto`` whose ``paths`` are as at ``source``."""

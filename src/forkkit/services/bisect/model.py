@@ -120,6 +120,7 @@ class BisectResult:
     tests_from: str = ""  # the line whose test files the probes used ("": this)
     releases: bool = False  # the commits are releases (subject: NAME VERSION)
     recorded: str = ""  # applied_upstream in patches/retired.toml, if retired
+    tests: tuple[str, ...] = ()  # fail_to_pass as pytest node ids
 
     @property
     def found(self) -> bool:

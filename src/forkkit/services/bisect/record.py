@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """``bisect --record``: the measured answer into ``patches/retired.toml``.
 
-A retirement record says where upstream took a fix (``applied_upstream``).
-When a bisection measures another release or commit than the record says,
+A retirement record says where upstream took a fix (``applied_upstream``)
+and which FAIL_TO_PASS tests its guard must see pass (``tests``). When a
+bisection measures another release or commit than the record says,
 ``--record`` rewrites that field of the fix's records (and adds what was
-measured to their evidence), all records in one transaction of the checkout
-that holds them; every other byte of each record stays.
+measured to their evidence); a record without its tests gets the measured
+ones. All records change in one transaction of the checkout that holds them;
+every other field of each record stays.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ from pathlib import Path
 from forkkit import txn
 from forkkit.config import ForkConfig
 from forkkit.output.progress import say
-from forkkit.patches.retired import RETIRED_FILE, parse_retired, render_retired
+from forkkit.patches.retired import (
+    RETIRED_FILE,
+    Retired,
+    parse_retired,
+    render_retired,
+)
 from forkkit.services.bisect.model import BisectResult
 
 
@@ -31,6 +38,22 @@ def _evidence(result: BisectResult) -> str:
     )
 
 
+def _updated(
+    entry: Retired, fresh: BisectResult | None, measured: BisectResult | None
+) -> Retired:
+    """``entry`` with the measured answer (``fresh``: it differs) and, when
+    it lists none, the measured tests."""
+    if fresh is not None:
+        entry = replace(
+            entry,
+            applied_upstream=fresh.applied_upstream,
+            evidence=entry.evidence + _evidence(fresh),
+        )
+    if measured is not None and not entry.tests:
+        entry = replace(entry, tests=measured.tests)
+    return entry
+
+
 def record_answers(
     cfg: ForkConfig, results: Sequence[BisectResult], *, held: Path
 ) -> tuple[BisectResult, ...]:
@@ -39,20 +62,14 @@ def record_answers(
     recorded. ``held``: the checkout whose write lock the command holds
     already (another one's is taken here)."""
     path = cfg.patches_dir / RETIRED_FILE
-    fresh = {r.fix: r for r in results if r.found and not r.agrees}
-    if not fresh or not path.is_file():
+    measured = {r.fix: r for r in results if r.found}
+    fresh = {k: r for k, r in measured.items() if not r.agrees}
+    if not measured or not path.is_file():
         return tuple(results)
     entries = parse_retired(path.read_text(), where=str(path))
-    new = tuple(
-        replace(
-            e,
-            applied_upstream=fresh[e.fix].applied_upstream,
-            evidence=e.evidence + _evidence(fresh[e.fix]),
-        )
-        if e.fix in fresh
-        else e
-        for e in entries
-    )
+    new = tuple(_updated(e, fresh.get(e.fix), measured.get(e.fix)) for e in entries)
+    if new == entries:
+        return tuple(results)
     with ExitStack() as stack:
         if cfg.root != held:
             stack.enter_context(txn.checkout_lock(cfg.root))
@@ -60,6 +77,9 @@ def record_answers(
         change = txn.FileTransaction(cfg.root)
         change.write(path, render_retired(new))
         change.commit()
+    for old, e in zip(entries, new, strict=True):
+        if e.tests != old.tests:
+            say(f"{path.name}: {e.name}: its {len(e.tests)} FAIL_TO_PASS test(s)")
     for r in fresh.values():
         say(
             f"{path.name}: fix {r.fix} applied upstream {r.recorded} -> "

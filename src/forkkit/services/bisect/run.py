@@ -275,6 +275,7 @@ class _Bisection:
             bad=span.bad,
             commits=len(span.commits),
             fail_to_pass=f2p,
+            tests=tuple(node_id(t, set(fix.test_files)) or t for t in f2p),
             steps=found.steps,
             first=first,
             unmeasured=tuple(by_commit[span.commits[i]] for i in found.unmeasured),

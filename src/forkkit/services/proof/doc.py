@@ -68,7 +68,6 @@ class RunDoc:
     name: str = ""
     runtime_rev: str | None = None
     tree: str | None = None
-    in_place: bool = False
     targets: tuple[str, ...] = ()
     returncode: int | None = None
     timed_out: bool = False
@@ -160,7 +159,8 @@ class ProofDoc:
     tests: tuple[str, ...] = ()
     related_suites: tuple[str, ...] = ()
     pytest_args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # set by forkkit
+    passed_env: tuple[str, ...] = ()  # names taken from the caller
     deselected: tuple[str, ...] = ()
     python: str = ""
     testenv: TestEnvDoc = TestEnvDoc()
@@ -211,7 +211,6 @@ def _run(run: SuiteRun | None) -> RunDoc | None:
         name=run.name,
         runtime_rev=run.runtime_rev,
         tree=run.tree,
-        in_place=run.in_place,
         targets=pytest.args,
         returncode=pytest.returncode,
         timed_out=pytest.timed_out,
@@ -281,6 +280,7 @@ def proof_doc(r: Result) -> ProofDoc:
         related_suites=tuple(r.related_suites),
         pytest_args=tuple(r.pytest_args),
         env=dict(r.env_vars),
+        passed_env=tuple(r.passed_env),
         deselected=tuple(r.deselected),
         python=r.python,
         testenv=TestEnvDoc(r.testenv_key, r.packages),

@@ -10,6 +10,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from forkkit.patches.fixes import Fix
 from forkkit.patches.paths import is_test_path
+from forkkit.patches.retired import RETIRED_FILE
 from forkkit.patches.testids import covers, node_id, target_file
 from forkkit.testing.classify import (
     Classification,
@@ -149,7 +150,7 @@ class RedGreenResult(Generic[R]):
     tests: tuple[str, ...]
     related_suites: tuple[str, ...]  # requested ones (empty: --no-related)
     pytest_args: tuple[str, ...]
-    env_vars: dict[str, str]
+    env_vars: dict[str, str]  # the variables forkkit set for the runs
     deselected: tuple[str, ...]
     python: str
     red: R
@@ -168,6 +169,7 @@ class RedGreenResult(Generic[R]):
     repeat: RepeatCheck[R] | None = None
     hunks: tuple[HunkCheck, ...] | None = None  # None: not asked (--hunks)
     mode: Mode = "red-green"
+    passed_env: tuple[str, ...] = ()  # the caller's variables the runs took
     testenv_key: str = ""  # the test env's build key (fork.toml [testenv], pin)
     packages: str = ""  # sha256 of its installed distributions (name==version)
     fix: Fix | None = None  # the fix this proof is of
@@ -263,11 +265,16 @@ def classification_ids(c: Classification) -> list[str]:
 
 
 def guard_classification(
-    green: JunitReport, *, upstream: str, carried: Sequence[str] = ()
+    green: JunitReport,
+    *,
+    upstream: str,
+    carried: Sequence[str] = (),
+    recorded: Sequence[str] = (),
 ) -> Classification:
     """A tests-only series' verdict: every carried test passes on ``upstream``
     (each passing test is PASS_TO_PASS: red is green's tree). A carried test
-    (one ``carried`` selects) that is skipped or xfailed does not pass."""
+    (one ``carried`` selects) that is skipped or xfailed does not pass, and
+    each ``recorded`` one (node ids, patches/retired.toml) must have run."""
     groups = classify(green, green, crashes=False).by_category
     problems = run_problems("guard", green)
     failing = groups.get("FAIL_TO_FAIL", [])  # failed (or errored) in the one run
@@ -289,7 +296,22 @@ def guard_classification(
             f"so they prove nothing: a guard holds only when each passes, e.g. "
             f"{skipped[0]}"
         )
+    problems += _missing_recorded(green, recorded)
     return Classification(by_category=groups, problems=tuple(problems))
+
+
+def _missing_recorded(green: JunitReport, recorded: Sequence[str]) -> list[str]:
+    """One problem naming the recorded tests that did not run at all."""
+    files = {target_file(t) for t in recorded}
+    ran = {node_id(tid, files) for tid in green.tests}
+    missing = [t for t in recorded if t not in ran]
+    if not missing:
+        return []
+    return [
+        f"{len(missing)} carried test(s) recorded in patches/{RETIRED_FILE} did "
+        f"not run (deleted or renamed), e.g. {missing[0]}: restore the test, or "
+        "write its new name in the record's 'tests'"
+    ]
 
 
 def proof_problems(

@@ -162,15 +162,9 @@ def _run_shards(
         return red, shard(0, cancel)
 
     def shard(i: int, cancel: threading.Event) -> SuiteRun:
-        # one shard in the fork tree, the other in a scratch worktree: the
-        # fork tree's checks (clean before, unchanged after) see one run only
+        # each shard in a checkout of its own
         return settings.run(
-            tree,
-            plan.head,
-            shards[i],
-            name=f"{name}-{i + 1}",
-            cancel=cancel,
-            scratch=i > 0,
+            tree, plan.head, shards[i], name=f"{name}-{i + 1}", cancel=cancel
         )
 
     (red, a), (_, b) = side_by_side(

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet, focused_targets, red_commit
+from forkkit.fork.seriesfiles import read_retired
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.patches.fixes import Fix
+from forkkit.patches.retired import RETIRED_FILE
 from forkkit.patches.testids import target_file
 from forkkit.services.proof.model import (
     UPSTREAM_BASE,
@@ -41,6 +43,8 @@ class Plan:
     # patches change, and the modules the series adds (a whole upstream
     # module may hold tests of upstream's that skip here)
     carried: tuple[str, ...] = ()
+    # a guard's recorded tests (patches/retired.toml): each must pass
+    recorded: tuple[str, ...] = ()
 
     @property
     def fix_run(self) -> tuple[str, ...]:
@@ -105,7 +109,15 @@ def make_plan(
         fix.id,
         shared,
         carried,
+        recorded_tests(cfg, fix.id) if guard else (),
     )
+
+
+def recorded_tests(cfg: ForkConfig, fix_id: str) -> tuple[str, ...]:
+    """The FAIL_TO_PASS tests patches/retired.toml records for ``fix_id``'s
+    retired patches: what its guard must see pass."""
+    records = read_retired(cfg.patches_dir / RETIRED_FILE)
+    return tuple(dict.fromkeys(t for r in records if r.fix == fix_id for t in r.tests))
 
 
 def _carried(repo: Repo, targets: Sequence[str], *, upstream: str) -> tuple[str, ...]:

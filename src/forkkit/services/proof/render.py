@@ -123,9 +123,11 @@ def _guard_lists(r: Result) -> list[str]:
 
 
 def _env_prefix(r: Result) -> str:
-    """What a command by hand sets before ``python -m pytest``."""
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items()))
-    return f"{env} PYTHONPATH=$PWD" if env else "PYTHONPATH=$PWD"
+    """What a command by hand sets before ``python -m pytest``: the whole
+    environment, as the run had it (the caller's variables by name)."""
+    taken = [f'{k}="${k}"' for k in r.passed_env]
+    env = [f"{k}={shlex.quote(v)}" for k, v in sorted(r.env_vars.items())]
+    return " ".join(["env -i", *taken, *env, "PYTHONPATH=$PWD"])
 
 
 def _guard_commands(r: Result) -> list[str]:

@@ -108,6 +108,7 @@ def _gather(
             green.report or JunitReport(),
             upstream=tree.upstream_label,
             carried=plan.carried,
+            recorded=plan.recorded,
         )
     else:
         say(f"red: {count_line(red)}; green: {count_line(green)}")
@@ -297,7 +298,7 @@ def _result(
         tests=plan.targets,
         related_suites=plan.suites,
         pytest_args=settings.pytest_args,
-        **_env_fields(env, tree.path),
+        **_env_fields(env),
         red=e.red,
         green=e.green,
         classification=e.classification,
@@ -317,11 +318,12 @@ def _result(
     )
 
 
-def _env_fields(env: TestEnv, tree: Path) -> dict[str, Any]:
+def _env_fields(env: TestEnv) -> dict[str, Any]:
     """What a result says of the test env: its variables, deselect list,
     interpreter, build key and installed packages."""
     return {
-        "env_vars": _env_vars(env, tree),
+        "env_vars": env.set_vars(),
+        "passed_env": tuple(env.taken()),
         "deselected": tuple(env.deselect),
         "python": str(env.python),
         "testenv_key": env.key,
@@ -348,15 +350,6 @@ def _verdict(
     hunk_problems, hunk_notes = hunk_verdict(e.hunks or (), strict=strict)
     notes = untested_notes(repo.changed_paths(plan.base, plan.head), plan.runtime)
     return problems + hunk_problems, notes + hunk_notes
-
-
-def _env_vars(env: TestEnv, tree: Path) -> dict[str, str]:
-    """The variables a run sets beyond the caller's environment."""
-    return {
-        k: val
-        for k, val in env.environ(tree).items()
-        if k != "PYTHONPATH" and os.environ.get(k) != val
-    }
 
 
 def _object(repo: Repo, rev: str, target: str) -> str | None:

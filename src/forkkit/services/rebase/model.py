@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from forkkit.patches.retired import Retired
+from forkkit.patches.testids import node_id, target_file
 from forkkit.pin import UpstreamSpec
 
 Status = Literal[
@@ -270,6 +271,12 @@ class RebaseResult:
         }
 
 
+def _node_ids(check: SemanticCheck) -> tuple[str, ...]:
+    """The check's FAIL_TO_PASS tests as pytest node ids."""
+    files = {target_file(t) for t in check.targets}
+    return tuple(node_id(t, files) or t for t in check.fail_to_pass)
+
+
 def retired_records(
     result: RebaseResult,
     *,
@@ -297,6 +304,7 @@ def retired_records(
                 sha256=digests.get(p.name, ""),
                 fix=(fixes or {}).get(p.name, ("", ""))[0],
                 forwarded=(fixes or {}).get(p.name, ("", ""))[1],
+                tests=_node_ids(p.semantic) if p.semantic else (),
             )
         )
     return tuple(out)

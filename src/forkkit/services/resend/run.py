@@ -32,7 +32,7 @@ from forkkit.services.resend.model import (
 from forkkit.services.resend.render import render_markdown
 from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.logged import run_logged
-from forkkit.testing.suiterun import changed_since, report_folder, require_committed
+from forkkit.testing.suiterun import ForkWorkspace, report_folder, require_committed
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
 from forkkit.workdir import ReportFolder, published_path
@@ -43,7 +43,8 @@ SCRIPT = Path(__file__).parents[2] / "scripts" / "resend_repro.py"
 GPU_SCRIPT = "scripts/gpu_resend_repro.py"  # relative to the fork.toml folder
 
 # Runs the script against a tree under a name ("fix", "base").
-ScriptCall = Callable[[Path, str], tuple[ScriptRun, str]]
+# (the commit to check out and run)
+ScriptCall = Callable[[str, str], tuple[ScriptRun, str]]
 
 
 @dataclass(frozen=True)
@@ -179,8 +180,8 @@ def reproduce(
     timeout: float | None = None,
     runner: Runner | None = None,
 ) -> ReproResult:
-    """Fix on the fork tree (refused unless clean); base runtime in a scratch
-    worktree of an overlay commit (always removed).
+    """The fix (HEAD; refused while the fork tree has uncommitted changes) and
+    the base runtime (an overlay commit), each in a scratch checkout.
 
     Logs, the script's JSON and ``repro.{md,json}`` go into a fresh run folder,
     published as ``<workdir>/reports/repro`` (``repro_gpu``) or as ``out_dir``,
@@ -233,27 +234,27 @@ def _measure(
     upstream: str,
     timeout: float | None,
 ) -> ReproResult:
-    """The fix run in the fork tree, then the base run in a scratch worktree."""
+    """The fix run, then the base run, each in a checkout of its commit."""
     head, base = revs
     fixes = load_fixes(cfg)
     runtime = fixes.runtime_files
 
-    def script(tree: Path, name: str) -> tuple[ScriptRun, str]:
-        return run_script(
-            runner,
-            tree,
-            out_dir=folder.path,
-            name=name,
-            timeout=timeout,
+    def script(target: str, name: str) -> tuple[ScriptRun, str]:
+        place = ForkWorkspace(
+            repo, target, name=f"repro-{name}", source=target, what="repro"
         )
+        with place as tree:
+            done = run_script(
+                runner, tree, out_dir=folder.path, name=name, timeout=timeout
+            )
+        if place.changed:
+            raise ForkkitError(
+                f"{repo.path}: the {name} reproduction wrote into the tree it ran "
+                f"in ({', '.join(place.changed[:3])}); make it write elsewhere"
+            )
+        return done
 
-    fix, fix_cmd = script(repo.path, "fix")
-    changed = changed_since(repo, head)
-    if changed:
-        raise ForkkitError(
-            f"{repo.path}: the fork tree changed while the fix reproduction ran "
-            f"({', '.join(changed[:3])}); remove what it wrote and rerun"
-        )
+    fix, fix_cmd = script(head, "fix")
     on_base: _Measured | None = None
     if fix.skipped:
         say(f"SKIPPED: {fix.skipped}")
@@ -294,8 +295,7 @@ def _base_run(
         paths=runtime,
         message=f"forkkit repro-base: runtime files from {base}\n",
     )
-    with repo.worktree(overlay.commit, "repro-base") as wt:
-        run, cmd = script(wt.path, "base")
+    run, cmd = script(overlay.commit, "base")
     checkout = f"git checkout {BASE_TAG} -- {' '.join(runtime)}"
     return _Measured(run, overlay.tree, f"{checkout} && {cmd}")
 

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What a test interpreter can import, as one digest.
+
+Every file under the interpreter's ``sys.path`` (the standard library,
+site-packages and the folders its ``.pth`` files add), by content, plus the
+interpreter itself. A package added, removed or edited in the test env, a
+``.pth`` file or a bare module dropped into site-packages: each changes it.
+
+Hashing a vLLM test env (about 100,000 files, 3.5 GB) takes seconds, so the
+digest is computed once and kept in ``store`` with a stat signature (every
+file's path, size and mtime; a fraction of a second to take again): while
+the signature holds, the kept digest stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from forkkit.errors import ForkkitError
+
+_SYS_PATH = "import sys, json; print(json.dumps([sys.executable, *sys.path]))"
+
+
+def isolated_output(python: Path, code: str, *, what: str) -> str:
+    """What ``python -I -c CODE`` prints; one line naming ``what`` it could
+    not read when the interpreter does not run."""
+    try:
+        return subprocess.run(
+            [str(python), "-I", "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ForkkitError(
+            f"{python}: cannot read the test interpreter's {what} ({exc}); "
+            "check that it runs"
+        ) from None
+
+
+def import_roots(python: Path) -> tuple[str, ...]:
+    """The interpreter's real path and the folders on its ``sys.path`` (as
+    it starts isolated: no caller path, no user site), sorted."""
+    out = isolated_output(python, _SYS_PATH, what="import path")
+    try:
+        exe, *paths = json.loads(out)
+    except ValueError:
+        raise ForkkitError(
+            f"{python}: printed no import path ({out[:80]!r}); check that it runs"
+        ) from None
+    roots = {os.path.realpath(exe)} | {os.path.realpath(p) for p in paths if p}
+    existing = sorted(r for r in roots if os.path.exists(r))
+    # a folder inside another one is walked with it
+    return tuple(
+        r for r in existing if not any(r.startswith(o + os.sep) for o in existing)
+    )
+
+
+def _find_signature(roots: Sequence[str]) -> str | None:
+    """GNU find's listing of every file's path, size and mtime (None: no
+    GNU find here)."""
+    find = shutil.which("find")
+    if find is None:
+        return None
+    proc = subprocess.run(
+        [find, *roots, "-type", "f", "-printf", r"%p\t%s\t%T@\n"],
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0 and not proc.stdout:
+        return None
+    return hashlib.sha256(b"\n".join(sorted(proc.stdout.splitlines()))).hexdigest()
+
+
+def _files(roots: Sequence[str]) -> Iterator[str]:
+    """Every regular file under ``roots`` (a root may be a file), unsorted."""
+    stack = list(roots)
+    while stack:
+        top = stack.pop()
+        if os.path.isfile(top):
+            yield top
+            continue
+        try:
+            with os.scandir(top) as entries:
+                for e in entries:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    elif e.is_file():
+                        yield e.path
+        except OSError:
+            continue
+
+
+def signature(roots: Sequence[str]) -> str:
+    """sha256 of every file's path, size and mtime under ``roots``."""
+    found = _find_signature(roots)
+    if found is not None:
+        return found
+    lines = []
+    for path in _files(roots):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}".encode())
+    return hashlib.sha256(b"\n".join(sorted(lines))).hexdigest()
+
+
+def _file_digest(path: str) -> bytes:
+    h = hashlib.sha256(path.encode() + b"\0")
+    try:
+        with open(path, "rb") as fh:
+            h.update(hashlib.file_digest(fh, "sha256").digest())
+    except OSError:
+        h.update(b"unreadable")
+    return h.digest()
+
+
+def content_digest(roots: Sequence[str]) -> str:
+    """sha256 over every file's path and content under ``roots``."""
+    files = sorted(_files(roots))
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        digests = pool.map(_file_digest, files, chunksize=256)
+        total = hashlib.sha256()
+        for d in digests:
+            total.update(d)
+    return total.hexdigest()
+
+
+_KNOWN: dict[str, str] = {}  # interpreter -> digest, this process
+
+
+def import_digest(python: Path, store: Path | None = None) -> str:
+    """The digest of what ``python`` can import; kept in ``store`` with its
+    stat signature and reused while that holds. Taken once per process."""
+    known = _KNOWN.get(str(python))
+    if known is None:
+        known = _KNOWN[str(python)] = _taken(python, store)
+    return known
+
+
+def forget() -> None:
+    """Take every digest again (for a test that changes an interpreter)."""
+    _KNOWN.clear()
+
+
+def _taken(python: Path, store: Path | None) -> str:
+    roots = import_roots(python)
+    sig = signature(roots)
+    kept = _read(store) if store is not None else {}
+    if kept.get("signature") == sig and isinstance(kept.get("content"), str):
+        return str(kept["content"])
+    content = content_digest(roots)
+    if store is not None:
+        _write(store, {"python": str(python), "signature": sig, "content": content})
+    return content
+
+
+def _read(store: Path) -> dict[str, object]:
+    try:
+        data = json.loads(store.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(store: Path, data: dict[str, str]) -> None:
+    """Best effort: a lost store only costs the next run a rehash."""
+    tmp = store.with_name(f".{store.name}.{os.getpid()}")
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        os.replace(tmp, store)
+    except OSError:
+        tmp.unlink(missing_ok=True)
