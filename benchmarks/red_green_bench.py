@@ -169,7 +169,12 @@ def _rows(
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    p.add_argument("--config", type=Path, default=Path("fork.toml"))
+    p.add_argument(
+        "--config",
+        type=Path,
+        help="the line to measure (default: fork.toml's line, or else the first "
+        "of its [line] also whose series has runtime patches: a proof, not a guard)",
+    )
     p.add_argument("--repeat", type=int, default=3, help="rounds (default 3)")
     p.add_argument("--parallel", choices=["auto", "on", "off"], default="auto")
     p.add_argument("--json", type=Path, help="also write the numbers here")
@@ -207,8 +212,21 @@ def _print_timeline(found: list[Phase], wall: float, cpu: float) -> None:
     )
 
 
+def proof_line(path: Path | None) -> Path:
+    """``path``, or the first line (fork.toml, then its ``[line] also``)
+    with a fix that changes runtime files."""
+    if path is not None:
+        return path
+    main_cfg = load_config(Path("fork.toml"))
+    for cfg in [main_cfg, *(load_config(p) for p in main_cfg.also)]:
+        if any(not f.tests_only for f in load_fixes(cfg).fixes):
+            return Path(os.path.relpath(cfg.path))
+    return Path("fork.toml")
+
+
 def main(argv: list[str] | None = None) -> int:
     a = _parse(argv)
+    a.config = proof_line(a.config)
     cfg = load_config(a.config)
     tree = materialize(cfg)
     env = ensure_testenv(cfg, tree.path)

@@ -17,8 +17,12 @@ import tarfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from forkkit.config import ForkConfig, load_config
+from forkkit.testing import logged
 from forkkit.upstream.index import STATIC_PAGE
 from forkkit.vcs.git import Git
 
@@ -565,3 +569,16 @@ def dead_pid() -> int:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     return int(proc.stdout)
+
+
+def count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Record every command forkkit starts from now on (pytest, the scripts)."""
+    started: list[list[str]] = []
+    real = logged._start
+
+    def spy(cmd: list[str], *args: Any, **kw: Any) -> Any:
+        started.append(cmd)
+        return real(cmd, *args, **kw)
+
+    monkeypatch.setattr(logged, "_start", spy)
+    return started

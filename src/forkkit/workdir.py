@@ -191,14 +191,8 @@ class Workdir:
             return "another forkkit process"
 
     # -- run folders -----------------------------------------------------
-    @contextmanager
-    def new_report_folder(self, stem: str) -> Iterator[ReportFolder]:
-        """A fresh folder for one run's output, published as ``reports/STEM``.
-
-        Whatever ends the block, the folder replaces the previous report:
-        a failed or interrupted run leaves ``FAILED.txt`` saying why, never
-        the previous run's report looking current.
-        """
+    def _fresh_run_dir(self, stem: str) -> Path:
+        """A new folder ``runs/STEM-PID-*`` (a dead run's are pruned first)."""
         self.ensure()
         try:
             self.runs.mkdir(parents=True, exist_ok=True)
@@ -211,6 +205,27 @@ class Workdir:
                 f"{self.runs}: cannot create a run folder ({exc.strerror or exc}); "
                 "check the workdir's permissions or set FORKKIT_WORKDIR"
             ) from None
+        return path
+
+    @contextmanager
+    def scratch_folder(self, stem: str) -> Iterator[Path]:
+        """A fresh folder under ``runs/`` for output nobody publishes,
+        removed however the block ends (a killed run's, by the next one)."""
+        path = self._fresh_run_dir(stem)
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    @contextmanager
+    def new_report_folder(self, stem: str) -> Iterator[ReportFolder]:
+        """A fresh folder for one run's output, published as ``reports/STEM``.
+
+        Whatever ends the block, the folder replaces the previous report:
+        a failed or interrupted run leaves ``FAILED.txt`` saying why, never
+        the previous run's report looking current.
+        """
+        path = self._fresh_run_dir(stem)
         dest = self.report_dir(stem)
         _retire(dest, path)
         with publishing(ReportFolder(path=path, dest=dest)) as run:

@@ -19,7 +19,7 @@ from forkkit.services.proof.run import prove
 from forkkit.services.rebase.run import Options, rebase, resolve_target
 from forkkit.services.reconcile.run import reconcile
 from forkkit.testing import env as testenv
-from forkkit.testing import logged, pytest_run
+from forkkit.testing import pytest_run
 from forkkit.testing.cache import ResultCache, ResultKey
 from forkkit.testing.importdigest import content_digest, forget, signature
 from tests.synthetic import (
@@ -28,6 +28,7 @@ from tests.synthetic import (
     RECON_DISJOINT,
     RECON_OURS,
     SyntheticUpstream,
+    count_starts,
     make_project,
     toy_release,
     toy_testenv_python,
@@ -191,25 +192,12 @@ def test_import_digest_is_kept_and_trusted_while_no_file_changed(
     assert content_digest([str(root)]) != content
 
 
-def _count_starts(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Record every pytest command forkkit starts."""
-    started: list[list[str]] = []
-    real = logged._start
-
-    def spy(cmd: list[str], *args: Any, **kw: Any) -> Any:
-        started.append(cmd)
-        return real(cmd, *args, **kw)
-
-    monkeypatch.setattr(logged, "_start", spy)
-    return started
-
-
 @pytest.mark.e2e
 def test_fix_runs_once_with_related_suites(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tree = materialize(toy_project)
-    started = _count_starts(monkeypatch)
+    started = count_starts(monkeypatch)
     result = prove(toy_project, tree, out_dir=tmp_path / "r", stream=False)
     assert result.valid, result.problems
     assert len(started) == 2, started  # red + one run on the fix
@@ -261,7 +249,7 @@ def test_rerun_with_nothing_changed_is_cached(
     tree = materialize(toy_project)
     first = prove(toy_project, tree, out_dir=tmp_path / "a", stream=False)
     assert first.valid and not first.red.cached and not first.green.cached
-    started = _count_starts(monkeypatch)
+    started = count_starts(monkeypatch)
     again = prove(toy_project, tree, out_dir=tmp_path / "b", stream=False)
     assert started == []  # nothing ran
     assert again.valid and again.red.cached and again.green.cached
@@ -329,7 +317,7 @@ def test_rebase_reuses_runs_from_the_result_cache(
     first = rebase(toy_project, target, Options(red_green=False))
     assert list(toy_project.work.results.glob("*/*/junit.xml"))
     capfd.readouterr()
-    started = _count_starts(monkeypatch)
+    started = count_starts(monkeypatch)
     again = rebase(toy_project, target, Options(red_green=False))
     assert started == [] and "(cached: same tree" in capfd.readouterr().err
     assert [p.status for p in again.patches] == [p.status for p in first.patches]

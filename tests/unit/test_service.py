@@ -42,6 +42,11 @@ def test_a_finished_run_is_kept_and_stands_in_for_the_same_spec(
     first = service.run(spec, workspace=workspace, cache=cache, stream=False)
     assert first.finished and not first.cached and first.run.returncode == 0
     service.keep(spec, first, cache=cache, extra={"n": 1})
+    # the same command reads it back as its own run (nothing ran again) ...
+    shared = service.run(spec, workspace=workspace, cache=cache, stream=False)
+    assert not shared.cached and shared.run.started == first.run.started
+    # ... and a later command as a cached one
+    cache = ResultCache(tmp_path / "cache")
     again = service.run(spec, workspace=workspace, cache=cache, stream=False)
     assert again.cached and again.extra == {"n": 1} and len(entered) == 1
     other = _spec(tmp_path, ("tests/test_ok.py",), tree="u" * 40)

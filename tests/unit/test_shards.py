@@ -14,7 +14,7 @@ import pytest
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.services.proof.packed import packable_args
-from forkkit.services.proof.run import prove
+from forkkit.services.proof.run import project_timings, prove
 from forkkit.testing.junit import parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.shards import Timings, merge_junit, merged, split, units, weigh
@@ -118,7 +118,7 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     tree = materialize(toy_project)
     whole = prove(toy_project, tree, out_dir=tmp_path / "whole", fresh=True)
     # no times yet: both test files weigh the same, one shard each
-    (toy_project.work.root / "timings.json").unlink()
+    project_timings(toy_project, tree).path.unlink()
     out = tmp_path / "packed"
     packed = prove(toy_project, tree, out_dir=out, fresh=True, parallel=True)
     assert (out / "red_green_related-1.xml").is_file()
@@ -140,7 +140,8 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     again = prove(toy_project, tree, out_dir=tmp_path / "again", parallel=True)
     assert again.related is not None and again.related.cached and again.red.cached
     assert not (tmp_path / "again" / "red_green_related-1.xml").exists()
-    assert Timings(toy_project.work.root / "timings.json").load()
+    assert project_timings(toy_project, tree).load()
+    assert project_timings(toy_project, tree).path.name == "toy_1.0.json"
 
 
 def test_measured_times_override_the_committed_seed(tmp_path: Path) -> None:

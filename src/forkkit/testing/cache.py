@@ -98,10 +98,14 @@ class CachedRun:
     seconds: float
     command: str
     extra: dict[str, Any] = field(default_factory=dict)  # what the caller stored
+    started: float = 0.0  # when it started (epoch seconds)
+    ran_now: bool = False  # stored by this very command: not a cached run
 
     def restore(self, out_dir: Path, name: str, targets: Sequence[str]) -> PytestRun:
         """This run as a fresh one of ``targets``: its JUnit XML and log copied
-        into ``out_dir`` (as ``NAME.xml``/``NAME.log``), marked ``cached``."""
+        into ``out_dir`` (as ``NAME.xml``/``NAME.log``), marked ``cached``
+        unless this command ran it (a run packed ahead of the proof that
+        reads it, or shared by several proofs)."""
         out_dir.mkdir(parents=True, exist_ok=True)
         junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
         junit.write_bytes(self.junit.read_bytes())
@@ -113,7 +117,8 @@ class CachedRun:
             log,
             self.seconds,
             self.command,
-            cached=True,
+            cached=not self.ran_now,
+            started=self.started if self.ran_now else 0.0,
         )
 
 
@@ -157,6 +162,8 @@ class ResultCache:
                 seconds=float(meta["seconds"]),
                 command=str(meta["command"]),
                 extra=dict(meta.get("extra", {})),
+                started=float(meta.get("started", 0.0)),
+                ran_now=digest in self.stored_now,
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None  # unreadable: treated as a miss, replaced by the next run
@@ -172,6 +179,7 @@ class ResultCache:
             "returncode": run.returncode,
             "seconds": run.seconds,
             "command": run.command,
+            "started": run.started,
             "extra": dict(extra or {}),
         }
         try:

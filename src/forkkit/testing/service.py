@@ -57,6 +57,7 @@ class Ran:
     targets: tuple[str, ...]  # the targets of the last attempt
     notes: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    stored: bool = False  # read from the cache (this command's run, or earlier)
 
     @property
     def cached(self) -> bool:
@@ -82,9 +83,10 @@ def run(
     ``rerun`` asks for it). The workspace is entered only for a fresh run."""
     hit = cache.get(spec.key()) if cache else None
     if hit is not None:
-        say(f"{spec.name}: cached (tree {spec.tree[:12]}, same env and arguments)")
         restored = hit.restore(spec.out_dir, spec.name, spec.targets)
-        return Ran(restored, spec.targets, extra=dict(hit.extra))
+        how = "cached" if restored.cached else "run by this command already"
+        say(f"{spec.name}: {how} (tree {spec.tree[:12]}, same env and arguments)")
+        return Ran(restored, spec.targets, extra=dict(hit.extra), stored=True)
     with workspace() as folder:
         return _attempts(spec, folder, stream=stream, cancel=cancel, rerun=rerun)
 
@@ -128,7 +130,8 @@ def keep(
     extra: Mapping[str, Any] | None = None,
 ) -> Ran:
     """Store a fresh, finished run in the cache under ``spec``'s key (with the
-    caller's ``extra``); a cached or unfinished one is left as it is."""
-    if cache is not None and not ran.cached and ran.finished:
+    caller's ``extra``); one read from the cache, or unfinished, is left as
+    it is."""
+    if cache is not None and not ran.stored and ran.finished:
         cache.put(spec.key(), ran.run, extra)
     return replace(ran, extra=dict(extra or {})) if extra else ran

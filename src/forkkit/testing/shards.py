@@ -128,6 +128,25 @@ def unmeasured_weight(parts: Sequence[str], weights: Mapping[str, float]) -> flo
     return sum(known) / len(known) if known else 1.0
 
 
+def assign(
+    parts: Sequence[str], weights: Mapping[str, float], *, load: Sequence[float]
+) -> list[tuple[str, ...]]:
+    """``parts`` packed onto ``len(load)`` cores, longest first onto the
+    least loaded (``load``: the work each core has already); a part with no
+    measured time weighs the mean of those that have one. One tuple per
+    core, in the cores' order (empty where a core gets none), each keeping
+    the parts' order."""
+    mean = unmeasured_weight(parts, weights)
+    load = list(load)
+    chosen: list[list[str]] = [[] for _ in load]
+    for part in sorted(parts, key=lambda p: -weights.get(p, mean)):
+        i = min(range(len(load)), key=lambda k: load[k])
+        load[i] += weights.get(part, mean)
+        chosen[i].append(part)
+    order = {p: i for i, p in enumerate(parts)}
+    return [tuple(sorted(c, key=order.__getitem__)) for c in chosen]
+
+
 def split(
     parts: Sequence[str],
     weights: Mapping[str, float],
@@ -135,19 +154,10 @@ def split(
     n: int,
     preload: Sequence[float] = (),
 ) -> list[tuple[str, ...]]:
-    """``parts`` packed into at most ``n`` shards, longest first onto the
-    least loaded (``preload``: work a shard's core already has); a part with
-    no measured time weighs the mean of those that have one. Each shard keeps
-    the parts' order; empty shards are dropped."""
-    mean = unmeasured_weight(parts, weights)
+    """``parts`` packed into at most ``n`` shards (:func:`assign`;
+    ``preload``: work a shard's core already has); empty shards dropped."""
     load = [*preload, *([0.0] * n)][:n]
-    chosen: list[list[str]] = [[] for _ in range(n)]
-    for part in sorted(parts, key=lambda p: -weights.get(p, mean)):
-        i = min(range(n), key=lambda k: load[k])
-        load[i] += weights.get(part, mean)
-        chosen[i].append(part)
-    order = {p: i for i, p in enumerate(parts)}
-    return [tuple(sorted(c, key=order.__getitem__)) for c in chosen if c]
+    return [c for c in assign(parts, weights, load=load) if c]
 
 
 def weigh(parts: Sequence[str], report: JunitReport) -> dict[str, float]:

@@ -22,7 +22,8 @@ from forkkit.services.proof.lines import (
     render_lines,
 )
 from forkkit.services.proof.model import RedGreenResult, patch_commit
-from forkkit.services.proof.run import prove, resolve_parallel
+from forkkit.services.proof.run import project_timings, prove, resolve_parallel
+from forkkit.services.proof.schedule import Ahead, run_ahead
 from forkkit.services.proof.summary import (
     SUMMARY_STEM,
     Proven,
@@ -33,6 +34,7 @@ from forkkit.services.proof.summary import (
     render_summary,
 )
 from forkkit.testing.cache import ResultCache
+from forkkit.testing.env import ensure_testenv
 from forkkit.testing.suiterun import SuiteRun
 
 
@@ -61,6 +63,18 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     # one cache for every fix: with --fresh, a run made now serves them all
     cache = ResultCache(cfg.work.results, fresh=req.fresh)
 
+    def ahead() -> None:  # every fix's runs packed onto the cores at once
+        how = Ahead(
+            env=ensure_testenv(cfg, tree.path),
+            cache=cache,
+            timings=project_timings(cfg, tree),
+            pytest_args=tuple(req.pytest_args),
+            timeout=req.timeout,
+            related=req.related,
+            base=base,
+        )
+        run_ahead(cfg, tree, fixes=fixes, chosen=chosen, how=how)
+
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
         return prove(
             cfg,
@@ -80,7 +94,13 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
         )
 
     if req.fix is None:
-        proven = prove_fixes(cfg, chosen, out=req.out, prove_one=prove_one)
+        proven = prove_fixes(
+            cfg,
+            chosen,
+            out=req.out,
+            prove_one=prove_one,
+            ahead=ahead if parallel and not req.tests else None,
+        )
     else:  # that fix's report alone is replaced; the summary is written again
         proven = prove_one_fix(
             cfg, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one

@@ -114,7 +114,7 @@ def packed(
         f"{CORES} cores" + ("" if plan.guard else ", red first on the first")
     )
     red, runs = _run_shards(tree, plan, settings, name=name, shards=shards)
-    odd = [r.name for r in runs if not _as_whole(r)]
+    odd = [r.name for r in runs if not as_whole(r)]
     if odd:  # the whole run might have stopped at collection: run it whole
         say(f"{name}: {', '.join(odd)} did not run to the end; running it whole")
         return None
@@ -125,7 +125,7 @@ def packed(
     return red, whole
 
 
-def _as_whole(run: SuiteRun) -> bool:
+def as_whole(run: SuiteRun) -> bool:
     """A shard ran as it would in the whole run: it finished, collected every
     module (the whole run stops after a collection error), exited 0, 1 or 5."""
     return (

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -222,7 +223,7 @@ def prove(
             cache=cache or ResultCache(cfg.work.results, fresh=fresh),
             stream=stream,
         )
-        timings = project_timings(cfg)
+        timings = project_timings(cfg, tree)
         evidence = _gather(tree, plan, settings, parallel=parallel, timings=timings)
         evidence = _checked(
             tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
@@ -251,10 +252,12 @@ def _write(folder: Path, result: RedGreenResult[SuiteRun]) -> None:
     write_reports(folder, STEM, markdown=text, data=data, doc=PROOF)
 
 
-def project_timings(cfg: ForkConfig) -> Timings:
-    """The workdir's measured test-file times, seeded by the project's
-    committed ``test_durations.json``."""
-    root = cfg.work.root / "timings.json"
+def project_timings(cfg: ForkConfig, tree: ForkTree) -> Timings:
+    """The measured test-file times on ``tree``'s upstream (one file per
+    release or commit: the same test file takes another time on another
+    release), seeded by the project's committed ``test_durations.json``."""
+    name = re.sub(r"[^A-Za-z0-9.+-]+", "_", tree.upstream_label)
+    root = cfg.work.root / "timings" / f"{name}.json"
     return Timings(root, seed=cfg.root / "test_durations.json")
 
 

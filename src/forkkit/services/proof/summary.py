@@ -222,12 +222,17 @@ def prove_fixes(
     *,
     out: Path | None,
     prove_one: ProveOne,
+    ahead: Callable[[], None] | None = None,
 ) -> Proven:
     """Prove each of ``chosen`` into ``<folder>/<fix-id>`` with ``prove_one``,
     then write the summary; the folder is published as ``reports/red_green``
-    (or ``out``). A fix that cannot be measured is a row of the summary, and
-    the command's one-line error once every other fix is proven."""
+    (or ``out``). ``ahead`` runs first, in the folder's lifetime (an
+    interrupt there leaves FAILED.txt too). A fix that cannot be measured is
+    a row of the summary, and the command's one-line error once every other
+    fix is proven."""
     with report_folder(cfg, STEM, out) as folder:
+        if ahead is not None:
+            ahead()
         results, rows, errors = _each(chosen, folder.path, prove_one)
         if not results:
             _raise_errors(errors)

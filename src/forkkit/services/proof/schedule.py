@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One schedule for every run of a line's proofs.
+
+Each fix of a line is proven alone, but their runs are known up front:
+every fix that changes runtime files has its own red, and every fix reads
+green from one run on the fix (the related suites plus every fix's focused
+tests). Proven one after another, each red after the first ran alone on one
+core while the other idled. :func:`run_ahead` runs all of them first, on
+the free cores: the reds go longest first onto the least loaded core (LPT),
+then the run on the fix, cut into test files (:mod:`forkkit.testing.shards`),
+fills each core up to the same end as one shard. Each core runs its jobs one
+after another. Durations are the test files' last measured times.
+
+Every run lands in the command's result cache, so each fix's proof then
+reads its runs from there, as runs of this command (never "cached"), and
+classifies exactly as it would have: a run is the same pytest run of the
+same tree whoever starts it. A run that did not finish is not kept, and the
+proof that needs it runs it again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import FixSet
+from forkkit.fork.tree import ForkTree
+from forkkit.output.progress import say
+from forkkit.patches.fixes import Fix
+from forkkit.services.proof.packed import CORES, as_whole, cutter, packable_args
+from forkkit.services.proof.plan import Plan, make_plan
+from forkkit.testing.cache import ResultCache
+from forkkit.testing.env import TestEnv
+from forkkit.testing.logged import side_by_side
+from forkkit.testing.shards import Timings, assign, merged, unmeasured_weight, weigh
+from forkkit.testing.suiterun import ForkRuns, SuiteRun
+
+# What one pytest process costs before its first test (vLLM's imports): a
+# job more on a core is this much longer than its tests' times say.
+STARTUP = 6.0
+AHEAD = "red_green_ahead"  # the scratch folder the runs write into
+
+
+@dataclass(frozen=True)
+class Job:
+    """One pytest run of the schedule."""
+
+    name: str
+    rev: str  # where the runtime files come from (a red's base, or HEAD)
+    targets: tuple[str, ...]
+    seconds: float  # what it should take, start-up included
+    runtime: tuple[str, ...] = ()  # the runtime files taken from ``rev``
+
+
+def lanes(
+    reds: Sequence[Job],
+    parts: Sequence[str],
+    weights: dict[str, float],
+    *,
+    cores: int,
+) -> tuple[list[list[Job]], list[tuple[str, ...]]]:
+    """Each core's reds (longest first onto the least loaded core) and the
+    test files of the run on the fix that fill it up (one shard per core,
+    empty where a core is full already)."""
+    load = [0.0] * cores
+    out: list[list[Job]] = [[] for _ in range(cores)]
+    for job in sorted(reds, key=lambda j: -j.seconds):
+        i = min(range(cores), key=lambda k: load[k])
+        out[i].append(job)
+        load[i] += job.seconds
+    return out, assign(parts, weights, load=load)
+
+
+def estimate(parts: Sequence[str], weights: dict[str, float], mean: float) -> float:
+    """The seconds of one run of ``parts``: their times plus a start-up."""
+    return STARTUP + sum(weights.get(p, mean) for p in parts)
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """What :func:`run_ahead` needs of the command: the same settings every
+    proof of it uses."""
+
+    env: TestEnv
+    cache: ResultCache
+    timings: Timings
+    pytest_args: tuple[str, ...] = ()
+    timeout: float | None = None
+    related: bool = True
+    base: str | None = None
+
+
+def run_ahead(
+    cfg: ForkConfig,
+    tree: ForkTree,
+    *,
+    fixes: FixSet,
+    chosen: Sequence[Fix],
+    how: Ahead,
+) -> None:
+    """Run every red of ``chosen`` and the run on the fix into the command's
+    result cache, packed onto the cores; nothing when there is nothing to
+    pack (one run), a plan cannot be made (each proof says why) or the
+    pytest arguments do not act on each test alone."""
+    if not packable_args(how.pytest_args):
+        return
+    try:
+        plans = [
+            make_plan(
+                cfg, tree, None, related=how.related, base=how.base, fixes=fixes, fix=f
+            )
+            for f in chosen
+        ]
+    except ForkkitError:
+        return
+    if not plans or len({p.fix_run for p in plans}) != 1:
+        return
+    with cfg.work.scratch_folder(AHEAD) as folder:
+        runs = ForkRuns(
+            runtime_files=(),
+            env=how.env,
+            out_dir=folder,
+            head=plans[0].head,
+            pytest_args=how.pytest_args,
+            timeout=how.timeout,
+            cache=how.cache,
+        )
+        _schedule(tree, plans, runs, timings=how.timings)
+
+
+def _schedule(
+    tree: ForkTree, plans: Sequence[Plan], runs: ForkRuns, *, timings: Timings
+) -> None:
+    """Plan the lanes from the measured times, run them, keep the whole run."""
+    head, fix_run = plans[0].head, plans[0].fix_run
+    cut = cutter(tree, head)
+    weights = timings.load()
+    parts = [] if runs.has(tree, head, fix_run, name="fix") else cut(fix_run)
+    mean = unmeasured_weight(
+        [*parts, *(t for p in plans for t in cut(p.targets))], weights
+    )
+    reds = [
+        Job(
+            f"red-{p.fix_id}",
+            p.base,
+            p.targets,
+            estimate(cut(p.targets), weights, mean),
+            p.runtime,
+        )
+        for p in plans
+        if not p.guard
+    ]
+    reds = [
+        j for j in reds if not _own(runs, j).has(tree, j.rev, j.targets, name="red")
+    ]
+    if len(reds) + min(len(parts), CORES) < 2:
+        return  # one run at most: the proof runs it as it would
+    by_core, shards = lanes(reds, parts, weights, cores=CORES)
+    say(
+        f"{len(reds)} red(s) and {len(parts)} test file(s) of the run on the fix "
+        f"on {CORES} cores, longest first"
+    )
+    done = side_by_side(
+        [
+            _lane(tree, runs, jobs=jobs, shard=shard, index=i)
+            for i, (jobs, shard) in enumerate(zip(by_core, shards, strict=True))
+        ],
+        workers=CORES,
+        name="ahead",
+    )
+    got = [r for r in done if r is not None]
+    if (
+        parts
+        and len(got) == len([s for s in shards if s])
+        and all(as_whole(r) for r in got)
+    ):
+        whole = merged(got, name="fix", targets=fix_run, out_dir=runs.out_dir)
+        runs.keep_whole(tree, head, fix_run, run=whole)
+        if whole.report is not None:
+            timings.update(weigh(parts, whole.report))
+
+
+def _own(runs: ForkRuns, job: Job) -> ForkRuns:
+    """The settings of ``job``'s run: its own runtime files."""
+    return dataclasses.replace(runs, runtime_files=job.runtime)
+
+
+def _lane(
+    tree: ForkTree,
+    runs: ForkRuns,
+    *,
+    jobs: Sequence[Job],
+    shard: tuple[str, ...],
+    index: int,
+) -> Callable[[threading.Event], SuiteRun | None]:
+    """One core's work: its reds, then its shard of the run on the fix."""
+
+    def lane(cancel: threading.Event) -> SuiteRun | None:
+        for job in jobs:
+            _own(runs, job).run(
+                tree, job.rev, job.targets, name=job.name, cancel=cancel
+            )
+        if not shard:
+            return None
+        name = f"fix-{index + 1}"
+        return runs.run(tree, runs.head, shard, name=name, cancel=cancel)
+
+    return lane

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One schedule for every run of a line's proofs (#35 item 2): real git and
+pytest on a two-fix toy line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forkkit.cli import main
+from forkkit.services.proof.schedule import STARTUP, Job, lanes
+from tests.synthetic import (
+    SyntheticUpstream,
+    count_starts,
+    make_two_fix_project,
+    toy_testenv_python,
+)
+
+
+def _job(name: str, seconds: float) -> Job:
+    return Job(name, "base", (f"tests/{name}.py",), seconds)
+
+
+def test_reds_go_longest_first_and_the_files_fill_the_cores_up() -> None:
+    reds = [_job("a", 10), _job("b", 40), _job("c", 25)]
+    weights = {"f1": 30.0, "f2": 20.0, "f3": 5.0, "f4": 5.0}
+    by_core, shards = lanes(reds, list(weights), weights, cores=2)
+    assert [[j.name for j in core] for core in by_core] == [["b"], ["c", "a"]]
+    # 40 | 35 before the files: f1 to the second core, f2 to the first, ...
+    assert shards == [("f2", "f3", "f4"), ("f1",)]
+    ends = [
+        sum(j.seconds for j in core) + sum(weights[f] for f in shard)
+        for core, shard in zip(by_core, shards, strict=True)
+    ]
+    assert ends == [70, 65]
+    # no reds (a guard line): the files alone, one shard per core
+    _, alone = lanes([], list(weights), weights, cores=2)
+    assert sorted(len(s) for s in alone) == [1, 3]
+    assert STARTUP > 0
+
+
+@pytest.mark.e2e
+def test_a_lines_runs_are_packed_ahead_and_each_proof_reads_them(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Both fixes' reds and the run on the fix are scheduled together; each
+    proof then reads its runs from the command's cache (as runs of this
+    command, not cached ones) and classifies as a proof run alone does."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = make_two_fix_project(
+        tmp_path / "p", SyntheticUpstream(tmp_path / "up"), "1.0"
+    )
+    args = ["--config", str(cfg.path), "red-green", "--fresh", "--no-related"]
+    assert main([*args, "--parallel", "off", "--out", str(tmp_path / "alone")]) == 0
+    started = count_starts(monkeypatch)
+    capsys.readouterr()
+    assert main([*args, "--parallel", "on", "--out", str(tmp_path / "ahead")]) == 0
+    assert "2 red(s) and 2 test file(s) of the run on the fix on 2 cores" in (
+        capsys.readouterr().err
+    )
+    # two reds, and the two test files in one or two shards: nothing twice
+    ran = len(started)
+    assert 3 <= ran <= 4
+    for fix in ("limit", "count"):
+        docs = [
+            json.loads((tmp_path / how / fix / "red_green.json").read_text())
+            for how in ("alone", "ahead")
+        ]
+        assert docs[0]["classification"] == docs[1]["classification"]
+        assert docs[1]["valid"] and not docs[1]["red"]["cached"]
+        assert not docs[1]["green"]["cached"] and docs[1]["red"]["started_at"] > 0
+    # an unchanged rerun: every run from the cache, nothing scheduled
+    capsys.readouterr()
+    again = [a for a in args if a != "--fresh"]
+    assert main([*again, "--parallel", "on", "--out", str(tmp_path / "b")]) == 0
+    assert len(started) == ran and "on 2 cores" not in capsys.readouterr().err
