@@ -20,6 +20,7 @@ from forkkit.fork.state import ForkTree
 from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_changed
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.series import Patch, Series, failed_hunk
+from forkkit.pin import is_commit_id
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_patches_commit
 
@@ -123,6 +124,22 @@ def focused_targets(
     if commits is None:
         assert isinstance(tree, ForkTree)
         commits = dict(tree.patch_commits)
+    # commit ids name immutable content: one answer per process
+    key = (str(repo.path), head, fix, tuple(sorted(commits.items())))
+    if is_commit_id(head) and key in _FOCUSED:
+        return _FOCUSED[key]
+    targets = _focused(repo, fixes, fix, head=head, commits=commits)
+    if is_commit_id(head):
+        _FOCUSED[key] = targets
+    return targets
+
+
+_FOCUSED: dict[tuple[object, ...], tuple[str, ...]] = {}
+
+
+def _focused(
+    repo: Repo, fixes: FixSet, fix: Fix, *, head: str, commits: Mapping[str, str]
+) -> tuple[str, ...]:
     found: dict[str, set[str]] = {}
     for name in fix.patches:
         patch, commit = fixes.patch(name), commits.get(name)

@@ -17,7 +17,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.progress import say, step
 from forkkit.process import exclusive
-from forkkit.testing.importdigest import isolated_output
+from forkkit.testing.importdigest import isolated_output, warm
 
 OK_MARKER = ".forkkit-ok"
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -210,6 +210,7 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
         store=venv.with_name(f"{venv.name}.digest.json"),
     )
     if (venv / OK_MARKER).exists() and ready.python.exists():
+        warm(ready.python, ready.store)  # the result cache's key needs it
         return ready
     # one builder; the others wait for it, then reuse its venv
     with exclusive(venv.parent / f".{venv.name}.lock"):

@@ -19,8 +19,9 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
@@ -135,21 +136,41 @@ def content_digest(roots: Sequence[str]) -> str:
     return total.hexdigest()
 
 
-_KNOWN: dict[str, str] = {}  # interpreter -> digest, this process
+_KNOWN: dict[str, Future[str]] = {}  # interpreter -> its digest, this process
+_LOCK = threading.Lock()
+
+
+def warm(python: Path, store: Path | None = None) -> Future[str]:
+    """Start taking ``python``'s digest in the background (once per
+    process): the stat walk overlaps the command's other work."""
+    with _LOCK:
+        known = _KNOWN.get(str(python))
+        if known is None:
+            known = _KNOWN[str(python)] = Future()
+            worker = threading.Thread(
+                target=_fill, args=(known, python, store), daemon=True
+            )
+            worker.start()
+    return known
+
+
+def _fill(future: Future[str], python: Path, store: Path | None) -> None:
+    try:
+        future.set_result(_taken(python, store))
+    except BaseException as exc:  # handed to whoever waits for it
+        future.set_exception(exc)
 
 
 def import_digest(python: Path, store: Path | None = None) -> str:
     """The digest of what ``python`` can import; kept in ``store`` with its
     stat signature and reused while that holds. Taken once per process."""
-    known = _KNOWN.get(str(python))
-    if known is None:
-        known = _KNOWN[str(python)] = _taken(python, store)
-    return known
+    return warm(python, store).result()
 
 
 def forget() -> None:
     """Take every digest again (for a test that changes an interpreter)."""
-    _KNOWN.clear()
+    with _LOCK:
+        _KNOWN.clear()
 
 
 def _taken(python: Path, store: Path | None) -> str:

@@ -62,6 +62,38 @@ def make_plan(
     fix: Fix,
     base: str | None = None,
 ) -> Plan:
+    """The plan of one fix's proof (see :func:`_make_plan`); made once per
+    process for one fork HEAD (the schedule and the proof share it). The
+    fork tree must still be clean each time."""
+    head = tree.repo.rev("HEAD")
+    key = (
+        *(str(cfg.path), str(tree.path), head, tuple(tests or ()), related),
+        *(fix, base, recorded_tests(cfg, fix.id)),
+    )
+    plan = _PLANS.get(key)
+    if plan is None or head is None:
+        plan = _make_plan(
+            cfg, tree, tests, related=related, fixes=fixes, fix=fix, base=base
+        )
+        _PLANS[key] = plan
+    else:
+        require_committed(tree.repo, "red-green")
+    return plan
+
+
+_PLANS: dict[tuple[object, ...], Plan] = {}
+
+
+def _make_plan(
+    cfg: ForkConfig,
+    tree: ForkTree,
+    tests: list[str] | None,
+    *,
+    related: bool,
+    fixes: FixSet,
+    fix: Fix,
+    base: str | None = None,
+) -> Plan:
     """Check one fix's proof against the fork; refuse an uncommitted tree.
     Red is HEAD with the fix's runtime hunks reverted, or with ``base``: its
     runtime files taken from that revision."""
