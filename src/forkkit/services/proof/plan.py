@@ -62,46 +62,21 @@ def make_plan(
     fix: Fix,
     base: str | None = None,
 ) -> Plan:
-    """The plan of one fix's proof (see :func:`_make_plan`); made once per
-    process for one fork HEAD (the schedule and the proof share it). The
-    fork tree must still be clean each time."""
-    head = tree.repo.rev("HEAD")
-    key = (
-        *(str(cfg.path), str(tree.path), head, tuple(tests or ()), related),
-        *(fix, base, recorded_tests(cfg, fix.id)),
-    )
-    plan = _PLANS.get(key)
-    if plan is None or head is None:
-        plan = _make_plan(
-            cfg, tree, tests, related=related, fixes=fixes, fix=fix, base=base
-        )
-        _PLANS[key] = plan
-    else:
-        require_committed(tree.repo, "red-green")
-    return plan
-
-
-_PLANS: dict[tuple[object, ...], Plan] = {}
-
-
-def _make_plan(
-    cfg: ForkConfig,
-    tree: ForkTree,
-    tests: list[str] | None,
-    *,
-    related: bool,
-    fixes: FixSet,
-    fix: Fix,
-    base: str | None = None,
-) -> Plan:
     """Check one fix's proof against the fork; refuse an uncommitted tree.
     Red is HEAD with the fix's runtime hunks reverted, or with ``base``: its
-    runtime files taken from that revision."""
+    runtime files taken from that revision. Made once per process for one
+    fork HEAD (the schedule and the proof share it)."""
     repo = tree.repo
     head, upstream = repo.rev("HEAD"), repo.rev(BASE_TAG)
     if head is None or upstream is None:
         raise ForkkitError(f"{repo.path}: no '{BASE_TAG}' tag; run forkkit materialize")
     require_committed(repo, "red-green")
+    key = (
+        *(str(cfg.path), str(tree.path), head, tuple(tests or ()), related),
+        *(fix, base, recorded_tests(cfg, fix.id)),
+    )
+    if key in _PLANS:
+        return _PLANS[key]
     every = {f.id: focused_targets(tree, fixes, f, head=head) for f in fixes.fixes}
     targets = tuple(tests or every[fix.id])
     if not targets:
@@ -110,14 +85,7 @@ def _make_plan(
             "no test module; add the test that shows the fix"
         )
     suites = fixes.related_suites if related else ()
-    for t in [*targets, *suites]:
-        path = target_file(t).rstrip("/")
-        if repo.object_id(f"{head}:{path}") is None:
-            raise ForkkitError(
-                f"{cfg.path.name} [[fix]] '{fix.id}': test target {path!r} does not "
-                f"exist at fork HEAD {head[:12]}; fix the path (related_suites or "
-                "--tests)"
-            )
+    _check_targets(cfg, repo, [*targets, *suites], head=head, fix=fix)
     guard = base is None and fix.tests_only
     if base is not None:
         red = _red_base(tree, base, head=head, upstream=upstream)
@@ -130,7 +98,7 @@ def _make_plan(
     # in one order for every fix: the run on HEAD is the same run for all
     shared = tuple(dict.fromkeys([*(t for ts in every.values() for t in ts), *targets]))
     carried = _carried(repo, targets, upstream=upstream)
-    return Plan(
+    _PLANS[key] = Plan(
         targets,
         fix.runtime_files,
         suites,
@@ -143,6 +111,24 @@ def _make_plan(
         carried,
         recorded_tests(cfg, fix.id) if guard else (),
     )
+    return _PLANS[key]
+
+
+_PLANS: dict[tuple[object, ...], Plan] = {}
+
+
+def _check_targets(
+    cfg: ForkConfig, repo: Repo, targets: Sequence[str], *, head: str, fix: Fix
+) -> None:
+    """One line for a test target that does not exist at ``head``."""
+    for t in targets:
+        path = target_file(t).rstrip("/")
+        if repo.object_id(f"{head}:{path}") is None:
+            raise ForkkitError(
+                f"{cfg.path.name} [[fix]] '{fix.id}': test target {path!r} does not "
+                f"exist at fork HEAD {head[:12]}; fix the path (related_suites or "
+                "--tests)"
+            )
 
 
 def recorded_tests(cfg: ForkConfig, fix_id: str) -> tuple[str, ...]:
