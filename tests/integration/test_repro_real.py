@@ -9,9 +9,9 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree
-from forkkit.services.resend.model import ReproOptions
-from forkkit.services.resend.render import render_markdown
-from forkkit.services.resend.run import reproduce
+from forkkit.services.repro.model import ReproOptions
+from forkkit.services.repro.render import render_markdown
+from forkkit.services.repro.run import reproduce
 from forkkit.vcs import scratch_root
 
 pytestmark = pytest.mark.integration

@@ -175,6 +175,64 @@ def test_interrupted_build_then_export_loses_no_patch(project: ForkConfig) -> No
     assert "up to date" in forkkit(project, "materialize", check=True).stderr
 
 
+def _commit_as_a_user(cfg: ForkConfig, path: str, text: str, subject: str) -> str:
+    """A commit of a user's (not forkkit's identity) in the fork tree."""
+    fork = cfg.workdir / "fork"
+    (fork / path).write_text(text)
+    who = {"GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com"}
+    who |= {"GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com"}
+    env = {**os.environ, **who}
+    run = ["git", "-C", str(fork)]
+    subprocess.run([*run, "add", "-A"], check=True, env=env)
+    message = f"{subject}\n\nForkkit-Fix: toy-fix\nSigned-off-by: Ada <ada@example.com>"
+    subprocess.run([*run, "commit", "-qm", message], check=True, env=env)
+    return git(cfg, "rev-parse", "HEAD")
+
+
+@pytest.mark.e2e
+def test_commits_on_top_of_an_interrupted_build_are_kept_and_exported(
+    project: ForkConfig,
+) -> None:
+    """Issue 33, item 5: Ctrl-C at 'applying 2/3', then a commit of yours on
+    top: the next materialize finishes the build and picks your commit onto
+    it (author and committer kept), and export writes it as a patch."""
+    interrupt(project, ["materialize"], at="applying 2/3", sig=signal.SIGINT)
+    mine = _commit_as_a_user(project, "toy/extra.py", "X = 1\n", "[Misc] extra")
+    proc = forkkit(project, "materialize")
+    assert proc.returncode == 0, proc.stderr
+    assert "kept 1 commit(s) of yours from the interrupted build" in proc.stderr
+    assert git(project, "log", "-1", "--format=%s %ae %ce") == (
+        "[Misc] extra ada@example.com ada@example.com"
+    )
+    assert git(project, "rev-parse", "HEAD") != mine  # picked, a new commit
+    assert git(project, "rev-list", "--count", "base..HEAD") == "4"  # 3 + yours
+    assert not git(project, "for-each-ref", "refs/forkkit/kept")
+    proc = forkkit(project, "export")
+    assert proc.returncode == 0, proc.stderr
+    series = project.series_file.read_text().split()
+    assert len(series) == 4 and series[-1].endswith("-Misc-extra.patch")
+    assert "up to date" in forkkit(project, "materialize", check=True).stderr
+
+
+@pytest.mark.e2e
+def test_a_kept_commit_that_does_not_apply_stays_at_its_ref(
+    project: ForkConfig,
+) -> None:
+    """A commit of yours on top of an interrupted build that conflicts with
+    the rest of the series: named in one line, kept at its ref, nothing lost."""
+    interrupt(project, ["materialize"], at="applying 2/3", sig=signal.SIGINT)
+    mine = _commit_as_a_user(
+        project, "toy/other.py", "def name():\n    return 'mine'\n", "[Misc] mine"
+    )
+    proc = forkkit(project, "materialize")
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "does not apply to the finished series (conflict in toy/other.py)" in line
+    assert git(project, "rev-parse", "refs/forkkit/kept") == mine
+    assert not git(project, "status", "--porcelain")
+    assert "Traceback" not in proc.stderr
+
+
 MATERIALIZE_STEPS = [
     "extracting",
     "committing pristine",

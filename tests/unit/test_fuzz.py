@@ -27,7 +27,7 @@ from forkkit.patches.series import parse_patch_text, series_entries
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.reconcile.doc import ReconcileDoc
-from forkkit.services.resend.doc import ReproDoc
+from forkkit.services.repro.doc import ReproDoc
 from forkkit.upstream.index import pick_sdist
 
 settings.register_profile(

@@ -131,7 +131,7 @@ IO_MODULES = (
     "forkkit.fork",
     "forkkit.testing.env",
     "forkkit.testing.pytest_run",
-    "forkkit.testing.suiterun",
+    "forkkit.testing.forkruns",
     "forkkit.workdir",
     "forkkit.output",
 )

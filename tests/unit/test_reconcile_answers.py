@@ -16,7 +16,7 @@ from forkkit.services.reconcile.answers import (
 )
 from forkkit.services.reconcile.model import Cell, SideTests
 from forkkit.services.reconcile.render_answers import resend_md
-from forkkit.services.resend.model import ResendRow, ScriptRun
+from forkkit.services.repro.model import ResendRow, ScriptRun
 from forkkit.testing.classify import Classification
 from forkkit.testing.junit import JunitReport, Outcome
 from forkkit.testing.junit import TestOutcome as Case

@@ -24,7 +24,7 @@ from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.testing import env as testenv
 from forkkit.testing import junit
 from forkkit.testing.classify import classify
-from forkkit.testing.suiterun import ForkRuns
+from forkkit.testing.forkruns import ForkRuns
 from forkkit.vcs import Repo, scratch_root
 from tests.synthetic import (
     BUGGY,

@@ -20,9 +20,9 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
 from forkkit.output.doc import from_json
-from forkkit.services.resend import run as repro
-from forkkit.services.resend.doc import ReproDoc
-from forkkit.services.resend.model import (
+from forkkit.services.repro import run as repro
+from forkkit.services.repro.doc import ReproDoc
+from forkkit.services.repro.model import (
     PRESETS,
     Comparison,
     ReproOptions,
@@ -32,8 +32,8 @@ from forkkit.services.resend.model import (
     parse_script_output,
     preset_options,
 )
-from forkkit.services.resend.render import render_markdown
-from forkkit.services.resend.run import Runner, reproduce
+from forkkit.services.repro.render import render_markdown
+from forkkit.services.repro.run import Runner, reproduce
 from forkkit.testing import env as testenv
 from forkkit.vcs import scratch_root
 from tests.synthetic import SyntheticUpstream, make_project

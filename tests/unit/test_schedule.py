@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from forkkit.cli import main
-from forkkit.services.proof.schedule import STARTUP, Job, lanes
+from forkkit.services.proof.schedule import STARTUP, Job, lanes, red_key
 from tests.synthetic import (
     SyntheticUpstream,
     count_starts,
@@ -74,6 +74,10 @@ def test_a_lines_runs_are_packed_ahead_and_each_proof_reads_them(
         assert docs[0]["classification"] == docs[1]["classification"]
         assert docs[1]["valid"] and not docs[1]["red"]["cached"]
         assert not docs[1]["green"]["cached"] and docs[1]["red"]["started_at"] > 0
+    # each red's wall time is kept for the next schedule, beside the files'
+    (times,) = (tmp_path / "wd" / "timings").glob("*.json")
+    kept = json.loads(times.read_text())
+    assert kept[red_key(["tests/test_fix.py"])] > 0 and "tests/test_count.py" in kept
     # an unchanged rerun: every run from the cache, nothing scheduled
     capsys.readouterr()
     again = [a for a in args if a != "--fresh"]

@@ -15,10 +15,10 @@ from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.services.proof.packed import packable_args
 from forkkit.services.proof.run import project_timings, prove
+from forkkit.testing.forkruns import SuiteRun
 from forkkit.testing.junit import parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.shards import Timings, merge_junit, merged, split, units, weigh
-from forkkit.testing.suiterun import SuiteRun
 from forkkit.vcs import Repo
 
 FILES = frozenset(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError, first_few
+from forkkit.fork import kept
 from forkkit.fork import state as forkstate
 from forkkit.fork.pristine import pristine_commit, resolved
 from forkkit.fork.seriesfiles import load_series
@@ -159,6 +160,10 @@ def _check(
             repo, head, base, series=series
         ):
             return None  # forkkit's own unfinished build
+        if base is not None and kept.yours_on_top(repo, base=base, head=head):
+            kept.keep(repo, head)  # picked onto the finished build next
+            say(f"{repo.path}: keeping your commits at {kept.KEPT_REF}")
+            return None
         raise LocalChangesError(
             repo.path,
             "an interrupted build has commits of yours on top; save them with "
@@ -294,11 +299,16 @@ def materialize(
         current = _check(repo, rec, spec=spec, series=series)
         if current is not None:
             say(f"fork tree up to date at {dest}")
+            kept.replay_kept(repo, current)
             return current
-    elif rec.building:
-        say(f"{dest}: finishing an interrupted build")
+    else:
+        kept.drop(repo)
+        if rec.building:
+            say(f"{dest}: finishing an interrupted build")
     try:
-        return _build(repo, cfg=cfg, spec=spec, series=series)
+        built = _build(repo, cfg=cfg, spec=spec, series=series)
+        kept.replay_kept(repo, built)
+        return built
     except SeriesStopped:
         raise
     except BaseException:

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from forkkit.patches.testids import covers, node_id
+from forkkit.testing.forkruns import SuiteRun
 from forkkit.testing.junit import parse_junit_text, subset_xml
-from forkkit.testing.suiterun import SuiteRun
 from forkkit.workdir import published_path
 
 

@@ -7,7 +7,7 @@ The spec names everything that reaches pytest (the git tree, the targets,
 the test env, the arguments, the timeout), so its :class:`ResultKey` says
 when an earlier run can stand in for this one. A workspace is a context
 manager that yields the folder holding the spec's tree: the fork tree in
-place (:func:`forkkit.testing.suiterun.fork_workspace`), a scratch worktree
+place (:func:`forkkit.testing.forkruns.fork_workspace`), a scratch worktree
 of a commit, or a tree assembled by the caller (reconcile's cells).
 """
 

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from forkkit.patches.testids import covers, junit_module
+from forkkit.testing.forkruns import SuiteRun
 from forkkit.testing.junit import JunitReport, parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
-from forkkit.testing.suiterun import SuiteRun
 from forkkit.workdir import published_path
 
 # What a directory target collects by default: pytest's ``python_files``

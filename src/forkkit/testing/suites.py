@@ -2,7 +2,7 @@
 """``forkkit suites``: upstream pytest suites on the fork tree, or pristine base.
 
 Each run happens in a fresh checkout of a commit, through the fork-run
-service (:class:`forkkit.testing.suiterun.ForkRuns`), as red/green's do.
+service (:class:`forkkit.testing.forkruns.ForkRuns`), as red/green's do.
 The output (JUnit XML, log and ``suites.json`` naming the tree that ran) goes
 into a fresh run folder, published as ``reports/suites`` (or ``--out``) when
 the run ends, so it never mixes with an earlier run's files.
@@ -20,8 +20,8 @@ from forkkit.output.progress import say
 from forkkit.output.report import SUITES, dump_json
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
+from forkkit.testing.forkruns import ForkRuns, report_folder
 from forkkit.testing.pytest_run import PytestRun
-from forkkit.testing.suiterun import ForkRuns, report_folder
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import snapshot_commit
 from forkkit.workdir import published_path

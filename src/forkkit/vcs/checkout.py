@@ -77,6 +77,11 @@ class WorkTree(GitBound):
             return not self.dirty()
         return self._git.is_clean() and not self.hidden_changes()
 
+    def fast_forward(self, rev: str) -> None:
+        """Move the checked-out branch forward to ``rev`` (a descendant of
+        HEAD), updating the work tree; git refuses to overwrite any file."""
+        self._git.run("merge", "--ff-only", "-q", rev)
+
     def force_checkout(self, *, branch: str, rev: str) -> None:
         """Point ``branch`` at ``rev`` and check it out, discarding edits."""
         self._git.run("checkout", "-q", "-f", "-B", branch, rev)

@@ -177,3 +177,40 @@ def range_diff(repo: Repo, *, old: tuple[str, str], new: tuple[str, str]) -> str
             (line.partition(" ") for line in repo.subjects(old_range)), 1
         )
     )
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """``commits`` picked onto ``onto``: the last new commit, or why not."""
+
+    head: str | None  # None: a pick did not apply
+    failed: str = ""  # the commit that did not apply
+    unmerged: tuple[str, ...] = ()
+
+
+def replay(repo: Repo, commits: Sequence[str], *, onto: str) -> Replayed:
+    """Pick ``commits`` (oldest first) onto ``onto`` in a scratch worktree,
+    each keeping its author and its committer (name, e-mail, date): the
+    commits stay the user's. The repository's own work tree, index and
+    branches are left alone; the new commits are reachable from nothing
+    until the caller moves a branch to ``head``."""
+    with repo.worktree(onto, "replay") as wt:
+        for commit in commits:
+            who = wt._git.out("log", "-1", "--format=%cn%x00%ce%x00%cI", commit)
+            name, email, date = who.split("\0")
+            proc = wt._git.run(
+                "cherry-pick",
+                "--allow-empty",
+                commit,
+                check=False,
+                extra_env={
+                    "GIT_COMMITTER_NAME": name,
+                    "GIT_COMMITTER_EMAIL": email,
+                    "GIT_COMMITTER_DATE": date,
+                },
+            )
+            if proc.returncode != 0:
+                unmerged = tuple(wt.unmerged())
+                abort_pick(wt)
+                return Replayed(None, failed=commit, unmerged=unmerged)
+        return Replayed(wt.rev("HEAD"))

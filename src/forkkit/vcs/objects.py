@@ -73,6 +73,12 @@ class Objects(GitBound):
         flags += ["--first-parent"] if first_parent else []
         return self._git.out("rev-list", "--reverse", *flags, rev_range).split()
 
+    def committers(self, rev_range: str) -> list[tuple[str, str]]:
+        """``(commit, committer e-mail)`` of each commit in ``rev_range``,
+        oldest first."""
+        out = self._git.out("log", "--reverse", "--format=%H %ce", rev_range)
+        return [(line[:40], line[41:]) for line in out.splitlines() if line]
+
     def committer_emails(self, rev: str) -> list[str]:
         """The committer e-mail of every commit reachable from ``rev``."""
         return self._git.out("log", "--format=%ce", rev).splitlines()

@@ -19,7 +19,7 @@ from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.reconcile.doc import ReconcileDoc
-from forkkit.services.resend.doc import ReproDoc
+from forkkit.services.repro.doc import ReproDoc
 from forkkit.upstream.release import sdist_version
 
 FOLD_AFTER = 12  # longer test lists go in a <details> block

@@ -33,7 +33,7 @@ from forkkit.commands.prbody.render_reconcile import reconcile_md
 from forkkit.commands.prbody.render_upstream import upstream_md
 from forkkit.output.report import md_table
 from forkkit.services.proof.doc import FileRef, ProofDoc
-from forkkit.services.resend.doc import ReproDoc
+from forkkit.services.repro.doc import ReproDoc
 from forkkit.testing.classify import CATEGORIES
 
 AI_DISCLOSURE = (

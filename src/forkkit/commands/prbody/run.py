@@ -32,7 +32,7 @@ from forkkit.patches.retired import RETIRED_FILE
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.reconcile.doc import ReconcileDoc
-from forkkit.services.resend.doc import ReproDoc
+from forkkit.services.repro.doc import ReproDoc
 
 T = TypeVar("T")
 # a trailer line: Signed-off-by, Co-authored-by, Forkkit-Fix, ...

@@ -12,7 +12,7 @@ from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.reconcile.model import THEIR_TESTS, Options
 from forkkit.services.reconcile.run import reconcile
-from forkkit.services.resend.model import EAGLE_MODES, PRESETS
+from forkkit.services.repro.model import EAGLE_MODES, PRESETS
 
 DEFAULT_RESEND = "qwen3.5-0.8b"
 

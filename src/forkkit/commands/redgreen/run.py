@@ -35,7 +35,7 @@ from forkkit.services.proof.summary import (
 )
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
-from forkkit.testing.suiterun import SuiteRun
+from forkkit.testing.forkruns import SuiteRun
 
 
 def _base(req: Request, tree: ForkTree) -> str | None:

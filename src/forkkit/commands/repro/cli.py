@@ -14,16 +14,16 @@ from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.services.resend.model import KINDS, PRESETS, ReproOptions, preset_options
-from forkkit.services.resend.render import render_markdown
-from forkkit.services.resend.run import (
+from forkkit.services.repro.model import KINDS, PRESETS, ReproOptions, preset_options
+from forkkit.services.repro.render import render_markdown
+from forkkit.services.repro.run import (
     GPU_SCRIPT,
     STEM,
     STEM_GPU,
     exit_code,
     reproduce,
 )
-from forkkit.testing.suiterun import report_dest
+from forkkit.testing.forkruns import report_dest
 
 
 def _ints(text: str) -> tuple[int, ...]:

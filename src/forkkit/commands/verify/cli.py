@@ -14,7 +14,7 @@ from forkkit.commands.verify.run import verify
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.proof.model import STEM as PROOF_STEM
-from forkkit.testing.suiterun import report_dest
+from forkkit.testing.forkruns import report_dest
 
 _EPILOG = """\
 exit codes:

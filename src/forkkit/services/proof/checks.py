@@ -20,9 +20,9 @@ from forkkit.testing.classify import (
     unresolved,
     wrong_reason,
 )
+from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.pytest_run import ORDER_ENV
-from forkkit.testing.suiterun import ForkRuns, SuiteRun
 
 
 def guard_findings(

@@ -19,7 +19,7 @@ from forkkit.output.report import PROOF
 from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
 from forkkit.testing.causes import failure_causes
 from forkkit.testing.classify import CATEGORIES
-from forkkit.testing.suiterun import SuiteRun
+from forkkit.testing.forkruns import SuiteRun
 
 Result = RedGreenResult[SuiteRun]
 
@@ -61,7 +61,7 @@ class TestEnvDoc:
 
 @dataclass(frozen=True)
 class RunDoc:
-    """One pytest run (a :class:`~forkkit.testing.suiterun.SuiteRun`)."""
+    """One pytest run (a :class:`~forkkit.testing.forkruns.SuiteRun`)."""
 
     command: str = ""
     counts: dict[str, int] = field(default_factory=dict)

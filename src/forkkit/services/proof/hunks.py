@@ -24,8 +24,8 @@ from forkkit.patches.testids import node_id
 from forkkit.process import busy_cpus
 from forkkit.services.proof.model import STEM, HunkCheck
 from forkkit.services.proof.plan import Plan
+from forkkit.testing.forkruns import ForkRuns
 from forkkit.testing.logged import side_by_side
-from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_hunk_commit
 

@@ -32,7 +32,7 @@ UNTESTED_NOTE = (
 
 
 class ProofRun(Protocol):
-    """What the verdict reads of a pytest run (a ``testing.suiterun.SuiteRun``)."""
+    """What the verdict reads of a pytest run (a ``testing.forkruns.SuiteRun``)."""
 
     @property
     def problem(self) -> str: ...

@@ -20,6 +20,7 @@ from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.services.proof.model import STEM
 from forkkit.services.proof.plan import Plan
+from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.logged import side_by_side
 from forkkit.testing.shards import (
     Timings,
@@ -29,7 +30,6 @@ from forkkit.testing.shards import (
     unmeasured_weight,
     weigh,
 )
-from forkkit.testing.suiterun import ForkRuns, SuiteRun
 from forkkit.workdir import published_path
 
 CORES = 2

@@ -22,7 +22,7 @@ from forkkit.services.proof.model import (
     without_fix,
 )
 from forkkit.testing.fixrun import fix_targets
-from forkkit.testing.suiterun import require_committed
+from forkkit.testing.forkruns import require_committed
 from forkkit.vcs import Repo
 
 

@@ -13,7 +13,7 @@ from forkkit.services.proof.model import RedGreenResult, without_fix
 from forkkit.services.proof.render_hunks import hunk_section
 from forkkit.testing.causes import Cause, deselect_lines, failure_causes, summary
 from forkkit.testing.classify import CATEGORIES
-from forkkit.testing.suiterun import SuiteRun
+from forkkit.testing.forkruns import SuiteRun
 
 Result = RedGreenResult[SuiteRun]
 FOLD_AFTER = 12  # longer FAIL_TO_PASS lists go in a <details> block

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from forkkit.output.report import md_table
 from forkkit.services.proof.model import HunkCheck, RedGreenResult
-from forkkit.testing.suiterun import SuiteRun
+from forkkit.testing.forkruns import SuiteRun
 
 Result = RedGreenResult[SuiteRun]
 SHOWN_RED = 3  # tests named per hunk in the hunk matrix (all of them in JSON)

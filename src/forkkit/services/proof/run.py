@@ -8,7 +8,7 @@ green: the same tests on the fork, read from the one run on HEAD that also
 covers the related suites and every fix's focused tests, so the proofs of
 several fixes share it (red runs beside it when two cores are free).
 Unchanged runs come from the result cache (:mod:`forkkit.testing.cache`).
-Every run is on a committed tree (:mod:`forkkit.testing.suiterun`): red in a
+Every run is on a committed tree (:mod:`forkkit.testing.forkruns`): red in a
 scratch worktree of its commit, the fork in place only when it is clean;
 the fork tree is never edited. Each proof writes into a fresh run folder,
 published as ``reports/red_green/<fix-id>`` (or ``out``) when it ends, with
@@ -61,9 +61,9 @@ from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv, installed
 from forkkit.testing.fixrun import subset_run
+from forkkit.testing.forkruns import ForkRuns, SuiteRun, report_folder
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.shards import Timings
-from forkkit.testing.suiterun import ForkRuns, SuiteRun, report_folder
 from forkkit.vcs import Repo
 from forkkit.workdir import published_path
 

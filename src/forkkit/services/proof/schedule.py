@@ -35,13 +35,13 @@ from forkkit.services.proof.packed import CORES, as_whole, cutter, packable_args
 from forkkit.services.proof.plan import Plan, make_plan
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
+from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.logged import side_by_side
 from forkkit.testing.shards import Timings, assign, merged, unmeasured_weight, weigh
-from forkkit.testing.suiterun import ForkRuns, SuiteRun
 
 # What one pytest process costs before its first test (vLLM's imports): a
 # job more on a core is this much longer than its tests' times say.
-STARTUP = 6.0
+STARTUP = 8.0
 AHEAD = "red_green_ahead"  # the scratch folder the runs write into
 
 
@@ -78,6 +78,11 @@ def lanes(
 def estimate(parts: Sequence[str], weights: dict[str, float], mean: float) -> float:
     """The seconds of one run of ``parts``: their times plus a start-up."""
     return STARTUP + sum(weights.get(p, mean) for p in parts)
+
+
+def red_key(targets: Sequence[str]) -> str:
+    """How the timings name a red run of ``targets`` (its last wall time)."""
+    return "red " + " ".join(sorted(targets))
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ def _schedule(
             f"red-{p.fix_id}",
             p.base,
             p.targets,
-            estimate(cut(p.targets), weights, mean),
+            weights.get(red_key(p.targets)) or estimate(cut(p.targets), weights, mean),
             p.runtime,
         )
         for p in plans
@@ -172,7 +177,15 @@ def _schedule(
         workers=CORES,
         name="ahead",
     )
-    got = [r for r in done if r is not None]
+    timings.update(
+        {
+            red_key(run.run.args): run.run.seconds
+            for lane_reds, _ in done
+            for run in lane_reds
+            if run.report is not None and not run.cached
+        }
+    )
+    got = [shard_run for _, shard_run in done if shard_run is not None]
     if (
         parts
         and len(got) == len([s for s in shards if s])
@@ -189,6 +202,9 @@ def _own(runs: ForkRuns, job: Job) -> ForkRuns:
     return dataclasses.replace(runs, runtime_files=job.runtime)
 
 
+Lane = tuple[list[SuiteRun], SuiteRun | None]  # a core's reds, and its shard
+
+
 def _lane(
     tree: ForkTree,
     runs: ForkRuns,
@@ -196,17 +212,19 @@ def _lane(
     jobs: Sequence[Job],
     shard: tuple[str, ...],
     index: int,
-) -> Callable[[threading.Event], SuiteRun | None]:
+) -> Callable[[threading.Event], Lane]:
     """One core's work: its reds, then its shard of the run on the fix."""
 
-    def lane(cancel: threading.Event) -> SuiteRun | None:
-        for job in jobs:
+    def lane(cancel: threading.Event) -> Lane:
+        reds = [
             _own(runs, job).run(
                 tree, job.rev, job.targets, name=job.name, cancel=cancel
             )
+            for job in jobs
+        ]
         if not shard:
-            return None
+            return reds, None
         name = f"fix-{index + 1}"
-        return runs.run(tree, runs.head, shard, name=name, cancel=cancel)
+        return reds, runs.run(tree, runs.head, shard, name=name, cancel=cancel)
 
     return lane

@@ -27,7 +27,7 @@ from forkkit.patches.fixes import Fix
 from forkkit.services.proof.doc import ProofDoc, proof_doc, read_proof
 from forkkit.services.proof.model import STEM, RedGreenResult
 from forkkit.services.proof.render import render_markdown
-from forkkit.testing.suiterun import SuiteRun, report_folder
+from forkkit.testing.forkruns import SuiteRun, report_folder
 
 SUMMARY_STEM = "summary"
 Result = RedGreenResult[SuiteRun]

@@ -6,7 +6,7 @@ tests pass on the new upstream without its runtime change?
 context manager: the worktree goes when the rebase does); each check returns
 its verdict together with the red commit it measured (:class:`Judged`), which
 becomes the patch's tests-only commit when upstream absorbed it. Tests run
-through :class:`forkkit.testing.suiterun.ForkRuns` (the result cache, the
+through :class:`forkkit.testing.forkruns.ForkRuns` (the result cache, the
 timeout policy).
 """
 
@@ -32,8 +32,8 @@ from forkkit.services.rebase.model import Options, SemanticCheck
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import classify, failing
 from forkkit.testing.env import ensure_testenv
+from forkkit.testing.forkruns import ForkRuns
 from forkkit.testing.junit import JunitReport
-from forkkit.testing.suiterun import ForkRuns
 from forkkit.vcs import Repo, merge
 
 

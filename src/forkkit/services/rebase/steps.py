@@ -85,9 +85,11 @@ class Job:
 
 class Replay(AbstractContextManager["Replay"]):
     """The move of a series onto the new upstream, one patch at a time, in
-    the rebase repo (a transaction: it owns the scratch worktree its semantic
-    checks run in, gone when it exits). Each step returns its verdict; HEAD
-    of the repo is the only thing a step leaves behind."""
+    the rebase repo. Not a transaction (nothing here commits or aborts; the
+    all-or-nothing write of the user's files is ``txn.FileTransaction``): a
+    context that owns the scratch worktree its semantic checks run in, gone
+    when it exits. Each step returns its verdict; HEAD of the repo is the
+    only thing a step leaves behind."""
 
     def __init__(self, job: Job, *, focused: Sequence[str] = ()) -> None:
         self.job, self.repo = job, job.repo

@@ -20,7 +20,7 @@ from forkkit.services.reconcile.model import (
     effective_outcomes,
     side_test_ids,
 )
-from forkkit.services.resend.model import ResendRow, ScriptRun
+from forkkit.services.repro.model import ResendRow, ScriptRun
 
 OURS_ON_THEIRS = "ours+theirs"  # their runtime, ours merged on top
 THEIRS_ON_OURS = "theirs+ours"  # our runtime, theirs merged on top

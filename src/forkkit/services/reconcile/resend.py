@@ -20,8 +20,8 @@ from forkkit.output.progress import say
 from forkkit.services.reconcile.answers import ResendCell, StackBuild
 from forkkit.services.reconcile.cells import Bench, assemble
 from forkkit.services.reconcile.model import Cell, Plan
-from forkkit.services.resend.model import PRESETS, ReproOptions
-from forkkit.services.resend.run import SCRIPT, Runner, ScriptFailed, run_script
+from forkkit.services.repro.model import PRESETS, ReproOptions
+from forkkit.services.repro.run import SCRIPT, Runner, ScriptFailed, run_script
 
 
 def preset_options(name: str) -> ReproOptions:

@@ -68,7 +68,7 @@ from forkkit.services.reconcile.resend import (
 from forkkit.services.reconcile.result import ReconcileResult
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
-from forkkit.testing.suiterun import report_folder
+from forkkit.testing.forkruns import report_folder
 from forkkit.vcs import Repo, combine
 
 

@@ -7,7 +7,7 @@ import shlex
 
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
-from forkkit.services.resend.model import Comparison, ReproResult, rerun_args
+from forkkit.services.repro.model import Comparison, ReproResult, rerun_args
 
 HEADERS = (
     "Prompt",

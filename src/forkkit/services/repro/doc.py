@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """``repro.json`` as pr-body reads it: the types of what
-:meth:`forkkit.services.resend.model.ReproResult.to_json` writes (the fields
+:meth:`forkkit.services.repro.model.ReproResult.to_json` writes (the fields
 a reader uses; others are ignored). Pure."""
 
 from __future__ import annotations

@@ -23,16 +23,16 @@ from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say, step
 from forkkit.output.report import REPRO, write_reports
-from forkkit.services.resend.model import (
+from forkkit.services.repro.model import (
     ReproOptions,
     ReproResult,
     ScriptRun,
     parse_script_output,
 )
-from forkkit.services.resend.render import render_markdown
+from forkkit.services.repro.render import render_markdown
 from forkkit.testing.env import TestEnv, ensure_testenv
+from forkkit.testing.forkruns import ForkWorkspace, report_folder, require_committed
 from forkkit.testing.logged import run_logged
-from forkkit.testing.suiterun import ForkWorkspace, report_folder, require_committed
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
 from forkkit.workdir import ReportFolder, published_path
