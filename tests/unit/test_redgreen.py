@@ -414,7 +414,9 @@ def test_concurrent_runs_read_only_their_own_junit(
     env = {**os.environ, "TOY_MARK": str(mark), "PYTHONPATH": SRC, **PASS_MARK}
     cmd = [sys.executable, "-m", "forkkit", "--config", str(slow.path), "red-green"]
     a = subprocess.Popen(
-        [*cmd, "--no-related"],
+        # one red, in the proof: a red the schedule ran ahead and lost would
+        # run again in the proof (and hang again here)
+        [*cmd, "--no-related", "--parallel", "off"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -566,7 +568,9 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
         **PASS_MARK,
     }
     cmd = [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"]
-    proc = subprocess.Popen([*cmd, "--no-related"], env=env, stderr=subprocess.PIPE)
+    # --parallel off: red alone, so exactly one scratch worktree is left
+    off = ["--no-related", "--parallel", "off"]
+    proc = subprocess.Popen([*cmd, *off], env=env, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
         while not mark.exists():
