@@ -31,12 +31,8 @@ from typing import Any
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.output.report import (
-    GPU_CHECK,
-    append_step_summary,
-    md_table,
-    write_reports,
-)
+from forkkit.output.report import append_step_summary, md_table, write_reports
+from forkkit.services.repro.gpucheck import GpuCheckDoc
 from forkkit.testing.junit import parse_junit
 
 STEM = "gpu_check"
@@ -219,10 +215,15 @@ def main(argv: list[str] | None = None) -> int:
         cfg = load_config(opts.config)
         doc = check(cfg, opts)
         text = markdown(doc)
-        with cfg.work.new_report_folder(STEM) as folder:
-            md, js = write_reports(
-                folder.path, STEM, markdown=text, data=doc, doc=GPU_CHECK
+        with cfg.work.report_folder(STEM) as folder:
+            report = GpuCheckDoc(
+                python=doc["python"],
+                verdict=doc["verdict"],
+                exit_code=doc["exit_code"],
+                environment=doc["environment"],
+                steps=doc["steps"],
             )
+            md, js = write_reports(folder.path, STEM, markdown=text, report=report)
     except ForkkitError as exc:
         print(f"gpu_check: error: {exc}", file=sys.stderr)
         return NOT_STARTED

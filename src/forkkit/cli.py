@@ -16,13 +16,17 @@ from forkkit.config import ForkConfig, load_config, select_line
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome, publish
 from forkkit.output.progress import say
+from forkkit.output.verdicts import ERROR_EXIT, SIGNAL_EXIT, ExitTable
 from forkkit.signals import Interrupted, signals_raise
 
 
 class CommandModule(Protocol):
     """What a command's ``cli`` module defines: its options, its typed
-    request read from them (checked before any lock is taken), and ``run``,
-    the facade over the services that returns how the command ended."""
+    request read from them (checked before any lock is taken), ``run``, the
+    facade over the services that returns how the command ended, and
+    ``EXITS``, its verdicts' exit codes (which ``run`` ends with)."""
+
+    EXITS: ExitTable[Any]
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
@@ -128,7 +132,6 @@ _LINE_HELP = (
     "the upstream line to work on: a [line] name of the config or of one it "
     "names in [line] also (the project's own line: its version)"
 )
-_SIGNAL_EXIT = {"SIGINT": 130, "SIGHUP": 129, "SIGTERM": 143}
 
 
 def command_named(name: str) -> Command:
@@ -138,6 +141,23 @@ def command_named(name: str) -> Command:
 
 def _load(command: Command) -> CommandModule:
     return cast(CommandModule, importlib.import_module(command.module))
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps a paragraph; keeps text with line breaks (a table) as it is."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text.strip("\n"):
+            return super()._fill_text(text, width, indent)
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
+def _add_exit_codes(parser: argparse.ArgumentParser, exits: ExitTable[Any]) -> None:
+    """End the command's ``--help`` with its exit codes, from its table
+    (then the epilog of its own, if it has one)."""
+    own = f"\n{parser.epilog}" if parser.epilog else ""
+    parser.epilog = exits.epilog() + own
+    parser.formatter_class = _HelpFormatter
 
 
 def build_parser(
@@ -173,6 +193,7 @@ def build_parser(
         if load:
             module = _load(command)
             module.add_arguments(p)
+            _add_exit_codes(p, module.EXITS)
             for name in (command.name, *command.aliases):
                 handlers[name] = module
     return parser, handlers
@@ -219,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # the first signal, wherever it landed
         name = str(exc) if isinstance(exc, Interrupted) else "SIGINT"
         print(f"forkkit: interrupted ({name})", file=sys.stderr)
-        return _SIGNAL_EXIT.get(name, 130)
+        return SIGNAL_EXIT.get(name, SIGNAL_EXIT["SIGINT"])
 
 
 def entry() -> NoReturn:
@@ -248,7 +269,7 @@ def _main(argv: list[str] | None) -> int:
     except ForkkitError as exc:
         msg = " ".join(str(exc).split("\n"))
         print(f"forkkit: error: {msg}", file=sys.stderr)
-        return 2
+        return ERROR_EXIT
 
 
 if __name__ == "__main__":

@@ -107,24 +107,7 @@ class Workdir:
     # -- checks ----------------------------------------------------------
     def ensure(self) -> Path:
         """Create the workdir; one-line error if it cannot be a folder."""
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except FileExistsError:
-            raise ForkkitError(
-                f"{self.root}: the workdir is a file; set FORKKIT_WORKDIR or "
-                "[workdir] path in fork.toml to a folder"
-            ) from None
-        except OSError as exc:
-            raise ForkkitError(
-                f"{self.root}: cannot create the workdir ({exc.strerror}); "
-                "set FORKKIT_WORKDIR to a writable folder"
-            ) from None
-        if not os.access(self.root, os.W_OK | os.X_OK):
-            raise ForkkitError(
-                f"{self.root}: the workdir is not writable; fix its permissions "
-                "or set FORKKIT_WORKDIR to a writable folder"
-            )
-        return self.root
+        return _ensure_folder(self.root)
 
     # -- the lock --------------------------------------------------------
     @contextmanager
@@ -218,18 +201,49 @@ class Workdir:
             shutil.rmtree(path, ignore_errors=True)
 
     @contextmanager
-    def new_report_folder(self, stem: str) -> Iterator[ReportFolder]:
-        """A fresh folder for one run's output, published as ``reports/STEM``.
+    def report_folder(
+        self, stem: str, *, out: Path | None = None
+    ) -> Iterator[ReportFolder]:
+        """The one place that decides where a command's report goes: a fresh
+        run folder, published as ``reports/STEM`` (or as ``out``, ``--out``).
 
         Whatever ends the block, the folder replaces the previous report:
         a failed or interrupted run leaves ``FAILED.txt`` saying why, never
         the previous run's report looking current.
         """
-        path = self._fresh_run_dir(stem)
-        dest = self.report_dir(stem)
+        if out is not None:
+            with _folder_at(out, stem) as run:
+                yield run
+            return
+        path, dest = self._fresh_run_dir(stem), self.report_dir(stem)
         _retire(dest, path)
         with publishing(ReportFolder(path=path, dest=dest)) as run:
             yield run
+
+    def report_dest(self, stem: str, *, out: Path | None = None) -> Path:
+        """Where :meth:`report_folder` publishes."""
+        return self.report_dir(stem) if out is None else out
+
+
+def _ensure_folder(root: Path) -> Path:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ForkkitError(
+            f"{root}: the workdir is a file; set FORKKIT_WORKDIR or "
+            "[workdir] path in fork.toml to a folder"
+        ) from None
+    except OSError as exc:
+        raise ForkkitError(
+            f"{root}: cannot create the workdir ({exc.strerror}); "
+            "set FORKKIT_WORKDIR to a writable folder"
+        ) from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise ForkkitError(
+            f"{root}: the workdir is not writable; fix its permissions "
+            "or set FORKKIT_WORKDIR to a writable folder"
+        )
+    return root
 
 
 @dataclass(frozen=True)
@@ -264,8 +278,8 @@ RUN_MARKER = ".forkkit-run"
 
 
 @contextmanager
-def new_report_folder_at(dest: Path, stem: str) -> Iterator[ReportFolder]:
-    """A fresh run folder published as ``dest``, like :meth:`Workdir.new_report_folder`.
+def _folder_at(dest: Path, stem: str) -> Iterator[ReportFolder]:
+    """A fresh run folder published as ``dest``, like ``reports/STEM``.
 
     ``dest`` must be new, empty, or an earlier report of ``stem``: a folder
     holding anything else is refused (one line), never replaced. The run is

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 from forkkit.errors import ForkkitError
+from forkkit.output.doc import to_json
 from forkkit.patches.diff import parse_diff
 from forkkit.patches.symbols import hunk_symbols, python_symbols
+from forkkit.services.reconcile.doc import reconcile_doc
 from forkkit.services.reconcile.matrix import build_matrix, cell_summary
 from forkkit.services.reconcile.model import (
     Cell,
@@ -28,7 +30,7 @@ from forkkit.services.reconcile.overlap import (
     target_folders,
     touched_tests,
 )
-from forkkit.services.reconcile.render import render_markdown, to_json
+from forkkit.services.reconcile.render import render_markdown
 from forkkit.services.reconcile.result import ReconcileResult
 from forkkit.testing.junit import parse_junit_text
 from forkkit.vcs.git import Git
@@ -139,7 +141,7 @@ def test_conftest_and_nested_tests_folders_count_as_test_files(
         cells={},
         matrix=build_matrix((), (), {}),
     )
-    stats = to_json(res)["ours"]["stats"]
+    stats = to_json(reconcile_doc(res))["ours"]["stats"]
     assert (stats["test_files"], stats["runtime_files"]) == (3, 1)
 
 
@@ -331,7 +333,7 @@ def test_matrix_classifies_and_renders_cells() -> None:
     assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in md
     assert "- **ours+theirs**: m.py: hunk 1/1" in md
     assert "| ours | FAIL_TO_PASS | 1 | FAIL | pass | FAIL | conflict |" in md
-    data = to_json(res)
+    data = to_json(reconcile_doc(res))
     assert data["overlap"]["kind"] == "overlapping"
     assert data["matrix"][0]["cells"]["new"] == "error (import)"
 

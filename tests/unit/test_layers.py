@@ -4,9 +4,16 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 from pathlib import Path
+from typing import get_args
 
 import pytest
+
+from forkkit.cli import COMMANDS as CLI_COMMANDS
+from forkkit.cli import Command
+from forkkit.output.verdicts import ExitTable
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "forkkit"
 INFRA = (
@@ -152,24 +159,34 @@ IO_CALLS = {
 }
 
 
+# Pure modules of a layer that IO_MODULES names: a pure module may import them.
+PURE_OUTPUT = ("output/verdicts.py",)
+
+
 def _pure_modules() -> list[Path]:
     return [
         p
         for p in _modules()
-        if p.relative_to(SRC).parts[0] == "patches" or p.name == "model.py"
+        if p.relative_to(SRC).parts[0] == "patches"
+        or p.name == "model.py"
+        or str(p.relative_to(SRC)) in PURE_OUTPUT
     ]
 
 
 def test_pure_modules_exist() -> None:
     names = {str(p.relative_to(SRC)) for p in _pure_modules()}
     assert "commands/watch/model.py" in names
+    assert set(PURE_OUTPUT) <= names
     assert any(n.startswith("patches/") for n in names)
 
 
 @pytest.mark.parametrize("path", _pure_modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_pure_modules_do_no_io(path: Path) -> None:
     tree = ast.parse(path.read_text())
+    pure = tuple(_module_name(SRC / p) for p in PURE_OUTPUT)
     for name in _imports(tree):
+        if name.startswith(pure):
+            continue
         assert not name.startswith(IO_MODULES), f"{path.name} imports {name}"
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -306,3 +323,54 @@ def test_each_command_is_a_request_and_a_run_that_prints_nothing(path: Path) -> 
     assert "main" not in defined, path
     printing = {"print", "sys.stdout.write", "sys.stderr.write", "append_step_summary"}
     assert not _calls(tree) & printing, path
+
+
+# --- #34 item 4: each command's verdicts and exit codes are one table ---------
+
+
+def _table_home(module: str) -> str:
+    """Where a command's ``EXITS`` and ``Verdict`` live: its model module if
+    it has one, else its cli module."""
+    model = module.rsplit(".", 1)[0] + ".model"
+    return model if importlib.util.find_spec(model) else module
+
+
+@pytest.mark.parametrize("command", CLI_COMMANDS, ids=lambda c: c.name)
+def test_every_verdict_of_every_command_has_one_exit_code(command: Command) -> None:
+    """Each command's ``Verdict`` has exactly the rows of its ``EXITS``
+    table (a verdict without an exit code fails here), and its cli module
+    reads that table."""
+    cli = importlib.import_module(command.module)
+    home = importlib.import_module(_table_home(command.module))
+    table = getattr(home, "EXITS", None)
+    assert getattr(cli, "EXITS", None) is table, f"{command.module} does not read EXITS"
+    assert isinstance(table, ExitTable), f"{home.__name__}: no EXITS table"
+    verdicts = get_args(getattr(home, "Verdict", None))
+    assert verdicts, f"{home.__name__}: no Verdict Literal"
+    assert set(table.verdicts) == set(verdicts), home.__name__
+    assert len(table.verdicts) == len(verdicts)
+
+
+def _outcome_codes() -> list[tuple[str, ast.expr | None]]:
+    """Every ``Outcome(...)`` call under commands/: where, and its ``code=``."""
+    found: list[tuple[str, ast.expr | None]] = []
+    for path in _in("commands"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "Outcome":
+                code = next((k.value for k in node.keywords if k.arg == "code"), None)
+                found.append((f"{path.relative_to(SRC)}:{node.lineno}", code))
+    return found
+
+
+def test_every_outcome_code_is_read_from_the_exit_table() -> None:
+    """A command's exit code is ``EXITS.code(verdict)``: never a literal,
+    an if-expression or a code computed elsewhere."""
+    calls = _outcome_codes()
+    assert len(calls) >= len(CLI_COMMANDS)
+    for where, code in calls:
+        assert (
+            isinstance(code, ast.Call)
+            and isinstance(code.func, ast.Attribute)
+            and ast.unparse(code.func) == "EXITS.code"
+            and len(code.args) == 1
+        ), f"{where}: code={ast.unparse(code) if code else None}"

@@ -18,7 +18,7 @@ from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.output import report
 from forkkit.patches.retired import Retired
-from forkkit.services.proof.doc import ProofDoc, read_proof
+from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.proof.run import prove
 from forkkit.services.rebase.doc import RebaseDoc
 
@@ -331,7 +331,7 @@ def test_pr_body_with_home_at_the_root(
 def _proof(data: dict[str, Any]) -> ProofDoc:
     """A red/green document in memory, read as ``pr-body`` reads the file."""
     least = {"upstream": {"ident": "sdist:toy==1.0#sha256=ab"}, "classification": {}}
-    return read_proof(report.PROOF.stamp({**least, **data}), where="test")
+    return ProofDoc.of(report.PROOF.stamp({**least, **data}), where="test")
 
 
 def test_render_without_optional_keys() -> None:

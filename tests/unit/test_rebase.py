@@ -15,7 +15,8 @@ from forkkit.cli import build_parser, main
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
-from forkkit.output.doc import from_json
+from forkkit.output.doc import to_json
+from forkkit.output.report import dump_json
 from forkkit.patches.diff import split_hunks
 from forkkit.patches.retired import (
     Retired,
@@ -32,7 +33,7 @@ from forkkit.services.rebase.absorb import (
     semantic_verdict,
     split_runtime,
 )
-from forkkit.services.rebase.doc import RebaseDoc
+from forkkit.services.rebase.doc import RebaseDoc, rebase_doc
 from forkkit.services.rebase.model import Options, PatchResult, RebaseResult, Target
 from forkkit.services.rebase.render import render_markdown
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -214,7 +215,7 @@ def test_the_proof_runs_side_by_side_as_asked(
     opts = Options(related=False, semantic=False, parallel=parallel)
     result = rebase(toy_project, target, opts)
     assert result.proof_valid is True and result.proof is not None
-    assert result.proof["parallel"] is (parallel == "on")
+    assert result.proof.parallel is (parallel == "on")
 
 
 @pytest.mark.parametrize("command", [["rebase", "--onto", "toy==1.1"], ["watch"]])
@@ -348,9 +349,15 @@ def test_textual_absorption(
     assert entry.sha256 == digest
     assert result.retired == (entry,)
     # pr-body reads the report with the producer's types
-    doc = from_json(RebaseDoc, result.to_json(), where="rebase.json")
-    assert doc == RebaseDoc(
-        old="toy 1.0", new="toy 1.1", can_retire=True, written=True, retired=(entry,)
+    written = rebase_doc(result)
+    doc = RebaseDoc.of(json.loads(dump_json(written.document())), where="rebase.json")
+    assert doc == written  # the one type reads back what it wrote
+    assert (doc.old, doc.new, doc.can_retire, doc.written, doc.retired) == (
+        "toy 1.0",
+        "toy 1.1",
+        True,
+        True,
+        (entry,),
     )
 
 
@@ -430,7 +437,7 @@ def test_keep_tests_retires_the_fix_and_guards_with_its_tests(
     result = rebase(toy_project, target, opts)
     assert statuses(result) == ["absorbed-semantic"] and result.outcome == "retire"
     assert result.proof_valid is True and result.written, result.notes
-    assert result.proof is not None and result.proof["mode"] == "guard"
+    assert result.proof is not None and result.proof.mode == "guard"
     (patch,) = load_series(toy_project.series_file, toy_project.patches_dir).patches
     assert patch.subject.startswith("[Tests] ")
     (entry,) = parse_retired((toy_project.patches_dir / "retired.toml").read_text())
@@ -505,7 +512,7 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
         assert "> 1:" in result.range_diff and "[Tests]" in result.range_diff
     else:
         assert subjects == ["[Bugfix] count counts every item"]
-    data = result.to_json()
+    data = to_json(rebase_doc(result))
     assert data["absorbed"] == [result.patches[0].name] and data["ok"]
     # the retirement is per fix and true: limit's record names its fix, and
     # a proof right after it is valid, nothing in fork.toml gone stale

@@ -4,20 +4,66 @@ only its own document at the version it knows (output/report.py)."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 from pathlib import Path
 
 import pytest
 
 from forkkit.errors import ForkkitError
+from forkkit.output.doc import readable
 from forkkit.output.report import (
     DOC_TYPES,
     GPU_CHECK,
     PROOF,
     REBASE,
+    Report,
     read_report_json,
     write_reports,
 )
+from forkkit.services.rebase.doc import RebaseDoc
+
+
+def _report_classes() -> list[type[Report]]:
+    """Every report class forkkit defines (each module imported)."""
+    import forkkit
+
+    src = Path(forkkit.__file__).parent
+    for path in sorted(src.rglob("*.py")):
+        name = ".".join(("forkkit", *path.relative_to(src).with_suffix("").parts))
+        if not name.endswith("__main__") and ".scripts." not in name:
+            importlib.import_module(name.removesuffix(".__init__"))
+    todo, found = list(Report.__subclasses__()), []
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo += cls.__subclasses__()
+    return [c for c in found if c.__module__.startswith("forkkit.")]
+
+
+def test_every_report_is_one_class_that_writes_and_reads_it() -> None:
+    """#34 item 2: each document type is the DOC of exactly one frozen
+    report class, and the generic reader can read every field it writes."""
+    classes = _report_classes()
+    by_doc: dict[str, list[str]] = {}
+    for cls in classes:
+        by_doc.setdefault(cls.DOC.schema, []).append(cls.__qualname__)
+        assert dataclasses.is_dataclass(cls), cls
+        assert cls.__dataclass_params__.frozen, cls
+        readable(cls)  # TypeError: a field no reader can read
+    assert {d.schema: len(by_doc.get(d.schema, [])) for d in DOC_TYPES} == {
+        d.schema: 1 for d in DOC_TYPES
+    }, by_doc
+
+
+def test_a_field_no_reader_reads_is_named() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Bad:
+        paths: list[Path]
+
+    with pytest.raises(TypeError, match=r"Bad.paths: no reader"):
+        readable(Bad)
 
 
 def test_doc_types_are_distinct() -> None:
@@ -26,10 +72,16 @@ def test_doc_types_are_distinct() -> None:
 
 
 def test_written_reports_carry_schema_and_version(tmp_path: Path) -> None:
-    _, js = write_reports(tmp_path, "r", markdown="# r\n", data={"a": 1}, doc=REBASE)
+    report = RebaseDoc(old="toy 1.0", new="toy 1.1", notes=("a",))
+    _, js = write_reports(tmp_path, "r", markdown="# r\n", report=report)
     doc = json.loads(js.read_text())
-    assert (doc["schema"], doc["version"], doc["a"]) == ("forkkit.rebase", 1, 1)
+    assert (doc["schema"], doc["version"], doc["old"]) == (
+        "forkkit.rebase",
+        1,
+        "toy 1.0",
+    )
     assert read_report_json(js, doc=REBASE, hint="h") == doc
+    assert RebaseDoc.read(js, hint="h") == report  # one type writes and reads it
 
 
 @pytest.mark.parametrize(
@@ -60,3 +112,19 @@ def test_a_body_cannot_override_what_the_document_is() -> None:
     doc = GPU_CHECK.stamp({"schema": 1, "version": 9, "python": "3.11"})
     assert (doc["schema"], doc["version"]) == (GPU_CHECK.schema, GPU_CHECK.version)
     assert GPU_CHECK.refusal(doc) is None and doc["python"] == "3.11"
+
+
+def test_one_place_writes_reports_and_decides_their_folder() -> None:
+    """#34 item 3: a report's JSON is only ever its class's document
+    (``Report.document``: nobody stamps a dict by hand), and only the
+    workdir decides where a report folder is and publishes it."""
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for path in [*(root / "src").rglob("*.py"), *(root / "scripts").rglob("*.py")]:
+        text = path.read_text()
+        rel = path.relative_to(root).as_posix()
+        if ".stamp(" in text and rel != "src/forkkit/output/report.py":
+            found.append(f"{rel}: stamps a document by hand")
+        if "ReportFolder(" in text and rel != "src/forkkit/workdir.py":
+            found.append(f"{rel}: makes its own report folder")
+    assert found == []

@@ -19,9 +19,9 @@ from forkkit.commands.repro import cli as repro_cli
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
-from forkkit.output.doc import from_json
+from forkkit.output.report import dump_json
 from forkkit.services.repro import run as repro
-from forkkit.services.repro.doc import ReproDoc
+from forkkit.services.repro.doc import ReproDoc, repro_doc
 from forkkit.services.repro.model import (
     PRESETS,
     Comparison,
@@ -192,9 +192,11 @@ def test_markdown_table_shows_base_and_fix() -> None:
     assert "| 16,000 | identical | 16,000 | 15,968 | 15,984 | 32 | 16 | +16 |" in md
     assert "Warm = cold" not in md
     assert "EAGLE mode `default`" in md
-    data = json.loads(json.dumps(_result(base, fix).to_json()))
+    written = repro_doc(_result(base, fix))
+    data = json.loads(dump_json(written.document()))
     assert data["rows"][0]["gained"] == 16 and data["mode"] == "cpu"
-    doc = from_json(ReproDoc, data, where="repro.json")  # as pr-body reads it
+    doc = ReproDoc.of(data, where="repro.json")  # as pr-body reads it
+    assert doc == written  # the one type reads back what it wrote
     assert doc.mode == "cpu" and doc.rows[0].fix_cached == 15984
     assert doc.rows[0].kind == "identical" and doc.rows[0].gained == 16
 

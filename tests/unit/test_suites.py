@@ -11,7 +11,7 @@ import pytest
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.testing.junit import parse_junit
-from forkkit.testing.suites import run_suites
+from forkkit.testing.suites import SuitesDoc, run_suites
 from forkkit.vcs import scratch_root
 from tests.synthetic import FIXED_CALC
 
@@ -27,6 +27,8 @@ def test_suites_publish_one_run_and_name_the_tree(
     assert parse_junit(run.junit).summary()["passed"] == 2  # base has no fix test
     data = json.loads((out / "suites.json").read_text())
     assert data["pristine"] and data["tree"] == tree.base_tree
+    doc = SuitesDoc.read(out / "suites.json", hint="run forkkit suites")
+    assert doc.pristine and doc.tree == tree.base_tree  # one type reads it back
     assert not scratch_root(tree.path).exists()
     # Local edits are tested as they are (a snapshot commit on HEAD, checked
     # out on its own), and listed; an ignored file Python could load is not

@@ -26,7 +26,6 @@ from forkkit.services.proof.doc import (
     RepeatDoc,
     RunDoc,
     Upstream,
-    read_proof,
 )
 from forkkit.services.proof.run import prove
 from tests.synthetic import SyntheticUpstream, make_project, toy_breaking_fix_changes
@@ -135,7 +134,7 @@ def test_verify_refuses_a_report_of_another_series_on_disk(
     other = make_project(
         tmp_path / "other", toy_upstream, "1.0", changes=toy_breaking_fix_changes()
     )
-    spec = replay_spec(read_proof(json.loads(report.read_text()), where="r"), "r")
+    spec = replay_spec(ProofDoc.of(json.loads(report.read_text()), where="r"), "r")
     assert refusal(spec, _current(toy_project, None)) is None
     assert "another series" in (refusal(spec, _current(other, None)) or "")
     assert _verify(other, report) == 2

@@ -393,16 +393,23 @@ def test_the_row_key_covers_recorded_resolutions(
     assert row_key(toy_project, target, Options()) != before
 
 
-def test_every_verdict_has_one_exit_code_and_its_help_line() -> None:
+def test_every_verdict_has_one_exit_code_and_its_help_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """One table (#34 item 4): each verdict has an exit code and a meaning,
     --help reads them from it; mypy's assert_never covers the advice."""
     from typing import get_args
 
-    from forkkit.commands.watch.model import VERDICTS, Verdict, epilog
+    from forkkit import cli
+    from forkkit.commands.watch.model import EXITS, Verdict
 
-    assert set(get_args(Verdict)) == set(VERDICTS)
-    codes = [code for code, _ in VERDICTS.values()]
-    assert len(set(codes)) == len(codes) and 2 not in codes
-    text = epilog()
-    for verdict, (code, why) in VERDICTS.items():
-        assert f"  {code:<3} {verdict}: {why}" in text
+    assert set(get_args(Verdict)) == set(EXITS.verdicts)
+    assert [EXITS.code(v) for v in EXITS.verdicts] == [0, 10, 20, 30]
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["watch", "--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    for verdict in EXITS.verdicts:
+        assert f"{EXITS.code(verdict)} {verdict}: {EXITS.meaning(verdict)}" in text
+    assert "2 bad input or an error (unreachable index" in text
+    assert "Reports: <workdir>/reports/watch/" in text  # its own epilog, after

@@ -99,10 +99,10 @@ def toy_project_cli(toy_project: object, tmp_path: Path) -> Path:
 
 def test_run_folder_replaces_the_report_even_when_the_run_fails(tmp_path: Path) -> None:
     work = Workdir(tmp_path / "wd")
-    with work.new_report_folder("red_green") as run:
+    with work.report_folder("red_green") as run:
         (run.path / "red_green.md").write_text("valid\n")
     assert (work.report_dir("red_green") / "red_green.md").read_text() == "valid\n"
-    with pytest.raises(ForkkitError), work.new_report_folder("red_green") as run:
+    with pytest.raises(ForkkitError), work.report_folder("red_green") as run:
         (run.path / "red.xml").write_text("<testsuite/>")
         raise ForkkitError("pytest did not start")
     report = work.report_dir("red_green")
@@ -237,6 +237,6 @@ def test_a_line_report_folder_on_a_fresh_workdir(tmp_path: Path) -> None:
     made ``lines/NAME`` (forkkit bisect does): the run folder is created
     with its parents."""
     work = Workdir(tmp_path / "wd", line="0.30")
-    with work.new_report_folder("bisect") as folder:
+    with work.report_folder("bisect") as folder:
         (folder.path / "bisect.md").write_text("x\n")
     assert (tmp_path / "wd" / "lines" / "0.30" / "reports" / "bisect").is_dir()

@@ -10,9 +10,13 @@ other fix kept, as a commit of its own.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
+from forkkit import __version__
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
@@ -21,6 +25,7 @@ from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.pin import is_commit_id
+from forkkit.txn import write_atomic
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import revert_patches_commit
 
@@ -124,17 +129,63 @@ def focused_targets(
     if commits is None:
         assert isinstance(tree, ForkTree)
         commits = dict(tree.patch_commits)
-    # commit ids name immutable content: one answer per process
+    # commit ids and patch digests name immutable content: one answer per
+    # process, and one kept in the repository's git folder for the next one
     key = (str(repo.path), head, fix, tuple(sorted(commits.items())))
-    if is_commit_id(head) and key in _FOCUSED:
+    fixed = is_commit_id(head) and all(is_commit_id(c) for c in commits.values())
+    if fixed and key in _FOCUSED:
         return _FOCUSED[key]
-    targets = _focused(repo, fixes, fix, head=head, commits=commits)
-    if is_commit_id(head):
+    stored = _stored(repo, head=head, fix=fix, commits=commits) if fixed else None
+    targets = _read_stored(stored)
+    if targets is None:
+        targets = _focused(repo, fixes, fix, head=head, commits=commits)
+        _write_stored(stored, targets)
+    if fixed:
         _FOCUSED[key] = targets
     return targets
 
 
 _FOCUSED: dict[tuple[object, ...], tuple[str, ...]] = {}
+FOCUSED_FORMAT = 1  # bump when what _focused answers changes
+
+
+def _stored(repo: Repo, *, head: str, fix: Fix, commits: Mapping[str, str]) -> Path:
+    """Where the answer for these exact inputs is kept: under the git folder
+    of the repository forkkit built (derived from its objects alone, so a
+    clean clone computes the same answer)."""
+    key = json.dumps(
+        [
+            FOCUSED_FORMAT,
+            __version__,
+            head,
+            [(p, commits.get(p, "")) for p in fix.patches],
+            fix.patch_sha256,
+            fix.test_files,
+        ]
+    )
+    name = hashlib.sha256(key.encode()).hexdigest()
+    return repo.git_dir() / "forkkit" / "focused" / f"{name}.json"
+
+
+def _read_stored(path: Path | None) -> tuple[str, ...] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None  # not kept yet, or damaged: measured again
+    ok = isinstance(data, list) and all(isinstance(t, str) for t in data)
+    return tuple(data) if ok else None
+
+
+def _write_stored(path: Path | None, targets: tuple[str, ...]) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, json.dumps(list(targets)).encode())
+    except OSError:
+        pass  # a read-only repository: answered again next time
 
 
 def _focused(

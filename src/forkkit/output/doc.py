@@ -77,7 +77,16 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise ValueError(f"{where}: expected a list, got {_kind(value)}")
-        return tuple(_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value))
+        if (len(args) == 2 and args[1] is Ellipsis) or len(args) == 1:
+            return tuple(
+                _convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)
+            )
+        if len(value) != len(args):
+            raise ValueError(f"{where}: expected {len(args)} items, got {len(value)}")
+        return tuple(
+            _convert(a, v, f"{where}[{i}]")
+            for i, (a, v) in enumerate(zip(args, value, strict=True))
+        )
     if origin is dict:
         if not isinstance(value, Mapping):
             raise ValueError(f"{where}: expected an object, got {_kind(value)}")
@@ -110,6 +119,36 @@ def _scalar(hint: Any, value: Any, where: str) -> Any:
     if not ok:
         raise ValueError(f"{where}: expected {hint.__name__}, got {_kind(value)}")
     return value
+
+
+def readable(cls: type) -> None:
+    """Check that :func:`from_json` can read every field of ``cls`` (a
+    dataclass), nested ones too; TypeError names the first that it cannot."""
+    _readable(cls, cls.__name__, set())
+
+
+def _readable(hint: Any, where: str, seen: set[Any]) -> None:
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is Any or hint in _SCALARS or hint is type(None):
+        return
+    if origin is typing.Literal:
+        return
+    if origin in (typing.Union, types.UnionType, tuple):
+        for arg in (a for a in args if a is not Ellipsis):
+            _readable(arg, where, seen)
+        return
+    if origin is dict and args and args[0] is str:
+        _readable(args[1], where, seen)
+        return
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if hint in seen:
+            return
+        seen.add(hint)
+        for name, field_hint in typing.get_type_hints(hint).items():
+            if name in {f.name for f in dataclasses.fields(hint)}:
+                _readable(field_hint, f"{where}.{name}", seen)
+        return
+    raise TypeError(f"{where}: no reader for a field of type {hint!r}")
 
 
 def _kind(value: Any) -> str:

@@ -8,10 +8,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
 from forkkit.errors import ForkkitError
-from forkkit.output.doc import from_json
+from forkkit.output.doc import from_json, to_json
 from forkkit.output.progress import say
 
 T = TypeVar("T")
@@ -70,6 +70,36 @@ DOC_TYPES = (
 )
 
 
+class Report:
+    """A report's document: a frozen dataclass that both writes its JSON
+    (:meth:`document`, stamped as :attr:`DOC`) and reads it back
+    (:meth:`read`, which refuses another schema or version). Every
+    :data:`DOC_TYPES` entry is the ``DOC`` of exactly one such class
+    (``tests/unit/test_layers.py``)."""
+
+    DOC: ClassVar[DocType]
+
+    def document(self) -> dict[str, Any]:
+        """The JSON document: the fields, stamped (a field cannot override
+        the stamp)."""
+        return self.DOC.stamp(to_json(self))
+
+    @classmethod
+    def read(cls, path: Path, *, hint: str) -> Self:
+        """The report at ``path``; one line naming the file, the field and
+        ``hint`` otherwise."""
+        return read_typed(path, cls, doc=cls.DOC, hint=hint)
+
+    @classmethod
+    def of(cls, data: dict[str, Any], *, where: str) -> Self:
+        """The report in the JSON object ``data`` (``where`` names it);
+        ValueError says what is wrong."""
+        why = cls.DOC.refusal(data)
+        if why:
+            raise ValueError(f"{where}: {why}")
+        return from_json(cls, data, where=where)
+
+
 def md_escape(cell: object) -> str:
     """A table cell: pipes escaped, newlines folded."""
     return str(cell).replace("|", "\\|").replace("\n", " ")
@@ -84,16 +114,16 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def write_reports(
-    out_dir: Path, stem: str, *, markdown: str, data: dict[str, Any], doc: DocType
+    out_dir: Path, stem: str, *, markdown: str, report: Report
 ) -> tuple[Path, Path]:
-    """Write ``STEM.md`` and ``STEM.json`` (``data`` stamped as ``doc``) under
+    """Write ``STEM.md`` and ``STEM.json`` (``report``'s document) under
     ``out_dir``; return both paths."""
     md = out_dir / f"{stem}.md"
     js = out_dir / f"{stem}.json"
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         md.write_text(markdown)
-        js.write_text(dump_json(doc.stamp(data)))
+        js.write_text(dump_json(report.document()))
     except OSError as exc:
         raise ForkkitError(
             f"{exc.filename or out_dir}: cannot write the report ({exc.strerror}); "

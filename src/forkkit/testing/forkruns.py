@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError, first_few
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
@@ -33,7 +32,7 @@ from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.service import RunSpec
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
-from forkkit.workdir import ReportFolder, new_report_folder_at, published_path
+from forkkit.workdir import published_path
 
 _USAGE_ERR = re.compile(r"^ERROR\b|\berror: ")
 SHOWN_FILES = 3  # uncommitted files named in a refusal
@@ -58,22 +57,6 @@ class SuiteRun:
 
     def counts(self) -> dict[str, int]:
         return self.report.summary() if self.report else {}
-
-
-def report_folder(
-    cfg: ForkConfig, stem: str, out: Path | None
-) -> AbstractContextManager[ReportFolder]:
-    """A fresh report folder, published as ``reports/STEM`` or as ``out``."""
-    return (
-        cfg.work.new_report_folder(stem)
-        if out is None
-        else new_report_folder_at(out, stem)
-    )
-
-
-def report_dest(cfg: ForkConfig, stem: str, out: Path | None) -> Path:
-    """Where :func:`report_folder` publishes: ``reports/STEM``, or ``out``."""
-    return cfg.work.report_dir(stem) if out is None else out
 
 
 def require_committed(repo: Repo, what: str) -> None:

@@ -1,7 +1,7 @@
 """Run upstream pytest suites in a tree, recording JUnit XML.
 
 Callers pass a fresh run folder as ``out_dir`` (see
-:meth:`forkkit.workdir.Workdir.new_report_folder`), so a run only ever reads the
+:meth:`forkkit.workdir.Workdir.report_folder`), so a run only ever reads the
 JUnit XML it wrote itself. pytest's output goes to the run's log file only;
 the console gets one live progress line (:mod:`forkkit.output.runprogress`).
 """

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import BASE_TAG, LocalChangesError, materialize
 from forkkit.output.progress import say
-from forkkit.output.report import SUITES, dump_json
+from forkkit.output.report import SUITES, Report, dump_json
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
-from forkkit.testing.forkruns import ForkRuns, report_folder
+from forkkit.testing.forkruns import ForkRuns
 from forkkit.testing.pytest_run import PytestRun
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import snapshot_commit
@@ -28,6 +29,24 @@ from forkkit.workdir import published_path
 
 STEM = "suites"
 SNAPSHOT = "forkkit suites: the work tree as it is\n"
+
+
+@dataclass(frozen=True)
+class SuitesDoc(Report):
+    """``suites.json``: the commit and tree that ran, and how pytest ended."""
+
+    DOC = SUITES
+
+    path: str  # the fork tree
+    commit: str  # the commit checked out (a snapshot of the work tree)
+    tree: str
+    pristine: bool = False
+    uncommitted: tuple[str, ...] = ()  # tested too: the tree as it is
+    targets: tuple[str, ...] = ()
+    command: str = ""
+    returncode: int = 0
+    timed_out: bool = False
+    cached: bool = False
 
 
 def tree_for_tests(cfg: ForkConfig, *, dest: Path | None, pristine: bool) -> Path:
@@ -60,7 +79,7 @@ def run_suites(
     Ignored files never run. The returned run names its JUnit XML and log
     where they are published."""
     repo = Repo(tree)
-    with report_folder(cfg, STEM, out) as folder:
+    with cfg.work.report_folder(STEM, out=out) as folder:
         uncommitted = [] if pristine else repo.dirty()
         if pristine:
             commit = repo.rev(BASE_TAG) or BASE_TAG
@@ -75,18 +94,18 @@ def run_suites(
             cache=ResultCache(cfg.work.results),
         )
         ran = runs.run(tree, commit, list(targets), name=STEM)
-        doc = {
-            "path": str(tree),
-            "pristine": pristine,
-            "commit": commit,
-            "tree": ran.tree,
-            "uncommitted": uncommitted,  # tested too: the tree as it is
-            "targets": list(targets),
-            "command": ran.run.command,
-            "returncode": ran.run.returncode,
-            "timed_out": ran.run.timed_out,
-            "cached": ran.cached,
-        }
-        (folder.path / f"{STEM}.json").write_text(dump_json(SUITES.stamp(doc)))
+        doc = SuitesDoc(
+            path=str(tree),
+            pristine=pristine,
+            commit=commit,
+            tree=ran.tree,
+            uncommitted=tuple(uncommitted),
+            targets=tuple(targets),
+            command=ran.run.command,
+            returncode=ran.run.returncode,
+            timed_out=ran.run.timed_out,
+            cached=ran.cached,
+        )
+        (folder.path / f"{STEM}.json").write_text(dump_json(doc.document()))
         junit, log = published_path(ran.run.junit), published_path(ran.run.log)
     return dataclasses.replace(ran.run, junit=junit, log=log)

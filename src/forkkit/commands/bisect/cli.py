@@ -4,22 +4,34 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.output.report import BISECT, write_reports
-from forkkit.services.bisect.model import STEM
-from forkkit.services.bisect.render import bisect_json, render_all, render_line
+from forkkit.output.report import write_reports
+from forkkit.output.verdicts import ExitTable
+from forkkit.services.bisect.doc import bisect_doc
+from forkkit.services.bisect.model import STEM, BisectResult
+from forkkit.services.bisect.render import render_all, render_line
 from forkkit.services.bisect.run import BisectOptions, bisect
 
+Verdict = Literal["found", "not-found"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "found": (0, "the report names the first commit that absorbs each fix"),
+        "not-found": (
+            1,
+            "a fix is still needed at --bad (nothing in the range absorbed it), "
+            "or patches/retired.toml records another commit for it",
+        ),
+    },
+    errors="no git upstream, --good not an ancestor, ...",
+)
+# --help: after the exit codes (forkkit.cli adds them from EXITS)
 _EPILOG = """\
-exit codes:
-  0   found: the report names the first commit that absorbs the fix
-  1   the fix is still needed at --bad: nothing in the range absorbed it
-  2   bad input or an error (no git upstream, --good not an ancestor, ...)
-
 Reports: <workdir>/reports/bisect/ (bisect.md, bisect.json). patches/ and
 fork.toml are never written, except patches/retired.toml with --record.
 """
@@ -34,7 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "FAIL_TO_PASS tests pass without its runtime change; O(log n) proofs."
     )
     parser.epilog = _EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--fix", metavar="ID", help="one fix (default: each fix)")
     parser.add_argument("--good", default="", metavar="REV", help="needed here")
     parser.add_argument("--bad", default="", metavar="REV", help="absorbed here")
@@ -87,16 +98,20 @@ def request(args: argparse.Namespace) -> Request:
     )
 
 
+def verdict_of(results: Sequence[BisectResult]) -> Verdict:
+    """``found`` when each fix's first absorbing commit was found (and is
+    the one its retirement record names, if it has one)."""
+    return "found" if all(r.found and r.agrees for r in results) else "not-found"
+
+
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Bisect into reports/bisect/; the verdict's line and exit code."""
-    with cfg.work.new_report_folder(STEM) as folder:
+    with cfg.work.report_folder(STEM) as folder:
         results = bisect(cfg, req.opts)
         text = render_all(results)
-        write_reports(
-            folder.path, STEM, markdown=text, data=bisect_json(results), doc=BISECT
-        )
+        write_reports(folder.path, STEM, markdown=text, report=bisect_doc(results))
     return Outcome(
-        code=max(r.exit_code for r in results),
+        code=EXITS.code(verdict_of(results)),
         out="\n".join(render_line(r) for r in results),
         report=Shown(folder.dest, STEM, text),
     )

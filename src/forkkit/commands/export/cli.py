@@ -6,11 +6,18 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from forkkit.cliopts import add_dest_option
 from forkkit.config import ForkConfig
 from forkkit.fork.export import export_series
 from forkkit.output.outcome import Outcome
+from forkkit.output.verdicts import ExitTable
+
+Verdict = Literal["exported"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={"exported": (0, "the fork tree's commits are written to patches/")},
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +44,7 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Export; the patch names, and a note for each one removed."""
     result = export_series(cfg, dest=req.dest, rewrite=req.rewrite)
     return Outcome(
-        code=0,
+        code=EXITS.code("exported"),
         out="\n".join(result.names),
         notes=tuple(f"removed {n} (no longer in the series)" for n in result.removed),
     )

@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.commands.fix.model import NewFix
+from forkkit.commands.fix.model import EXITS, NewFix
 from forkkit.commands.fix.run import add_fix
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -80,4 +80,4 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
         + (f" (and {more} more that import it)" if more > 0 else ""),
         f"next: forkkit red-green --fix {fix.id}",
     ]
-    return Outcome(code=0, out="\n".join(lines))
+    return Outcome(code=EXITS.code("added"), out="\n".join(lines))

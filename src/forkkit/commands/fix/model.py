@@ -10,9 +10,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Literal
 
 from forkkit.errors import ForkkitError
+from forkkit.output.verdicts import ExitTable
 from forkkit.patches.fixes import FIX_TABLE, FIX_TRAILER, fix_trailer
+
+Verdict = Literal["added"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={"added": (0, "the fix's patches, patches/series and fork.toml are written")}
+)
 
 # an mbox's "From <sha> <date>" separator line, as git format-patch writes it
 _FROM = re.compile(r"^From [0-9a-f]{40}(?:[0-9a-f]{24})? ", re.M)

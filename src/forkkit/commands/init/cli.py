@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.commands.init.model import SERIES, Pin, fork_toml
+from forkkit.commands.init.model import EXITS, SERIES, Pin, fork_toml
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome
@@ -95,4 +95,6 @@ def run(cfg: ForkConfig | None, req: Request) -> Outcome:
         f"{toml}: pins {req.name} {req.version} (sha256 {pin.sha256})",
         f"next: forkkit --config {toml} fix add ID PATCH... (git format-patch files)",
     ]
-    return Outcome(code=0, out="\n".join(lines), notes=(sdist.trust,))
+    return Outcome(
+        code=EXITS.code("started"), out="\n".join(lines), notes=(sdist.trust,)
+    )

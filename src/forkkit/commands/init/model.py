@@ -4,7 +4,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
+from forkkit.output.verdicts import ExitTable
+
+Verdict = Literal["started"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={"started": (0, "fork.toml and patches/series are written; what next")},
+    errors="fork.toml exists already, the release is not on the index, ...",
+)
 # where a project's upstream lives, for the git source and reconcile's pulls
 GIT_URLS = {"vllm": "https://github.com/vllm-project/vllm.git"}
 SERIES = (

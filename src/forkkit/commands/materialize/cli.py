@@ -7,11 +7,23 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
 from forkkit.output.outcome import Outcome
+from forkkit.output.verdicts import ExitTable
+
+Verdict = Literal["built"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "built": (
+            0,
+            "the fork tree is built (or reused); its path, or --json, on stdout",
+        )
+    },
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,4 +53,4 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Build (or reuse) the tree; its path or its JSON."""
     tree = materialize(cfg, dest=req.dest, force=req.force)
     out = json.dumps(tree.to_json(), indent=2) if req.as_json else str(tree.path)
-    return Outcome(code=0, out=out)
+    return Outcome(code=EXITS.code("built"), out=out)

@@ -7,6 +7,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from forkkit.commands.prbody.model import EXITS
 from forkkit.commands.prbody.run import (
     ReportPaths,
     check_output_file,
@@ -90,6 +91,8 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """The description, on stdout or in ``--output FILE``."""
     text = pr_body(cfg, req.paths)
     if req.out_file is None:
-        return Outcome(code=0, out=text)
+        return Outcome(code=EXITS.code("written"), out=text)
     write_body(text, req.out_file)
-    return Outcome(code=0, notes=(f"PR description: {req.out_file}",))
+    return Outcome(
+        code=EXITS.code("written"), notes=(f"PR description: {req.out_file}",)
+    )

@@ -13,14 +13,21 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from forkkit.output.verdicts import ExitTable
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.reconcile.doc import ReconcileDoc
 from forkkit.services.repro.doc import ReproDoc
 from forkkit.upstream.release import sdist_version
+
+Verdict = Literal["written"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={"written": (0, "the PR description, on stdout or in --output FILE")},
+    errors="no red/green report, or one made on another pin, series or fix, ...",
+)
 
 FOLD_AFTER = 12  # longer test lists go in a <details> block
 SHOWN_TESTS = 3  # tests named per hunk in the hunk matrix

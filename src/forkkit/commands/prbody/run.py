@@ -19,14 +19,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet, load_fixes
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.output.progress import say
-from forkkit.output.report import (
-    PROOF,
-    REBASE,
-    RECONCILE,
-    REPRO,
-    DocType,
-    read_typed,
-)
+from forkkit.output.report import Report
 from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.services.proof.doc import ProofDoc
@@ -34,7 +27,7 @@ from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.reconcile.doc import ReconcileDoc
 from forkkit.services.repro.doc import ReproDoc
 
-T = TypeVar("T")
+R = TypeVar("R", bound=Report)
 # a trailer line: Signed-off-by, Co-authored-by, Forkkit-Fix, ...
 _TRAILER = re.compile(r"^[A-Z][A-Za-z0-9-]*-[A-Za-z0-9-]+: \S")
 __all__ = ["ReportPaths", "pr_body", "write_body"]
@@ -51,21 +44,19 @@ class ReportPaths:
     rebase: Path | None = None
 
 
-def _optional(
-    given: Path | None, default: Path, cls: type[T], *, doc: DocType
-) -> T | None:
+def _optional(given: Path | None, default: Path, cls: type[R]) -> R | None:
     """A report given on the command line must exist; the default may not."""
     if given is None and not default.is_file():
         return None
-    hint = f"run forkkit {doc.what.split()[0]} first"
-    return read_typed(given or default, cls, doc=doc, hint=hint)
+    hint = f"run forkkit {cls.DOC.what.split()[0]} first"
+    return cls.read(given or default, hint=hint)
 
 
 def _rebase(cfg: ForkConfig, given: Path | None) -> RebaseDoc | None:
     """The rebase report; the default one only when made from the current pin
     (an older one speaks of another series)."""
     default = cfg.work.reports / "rebase" / "rebase.json"
-    doc = _optional(given, default, RebaseDoc, doc=REBASE)
+    doc = _optional(given, default, RebaseDoc)
     if given is None and doc is not None and doc.old != cfg.upstream.label:
         return None
     return doc
@@ -118,10 +109,8 @@ def _proof(cfg: ForkConfig, paths: ReportPaths) -> tuple[ProofDoc, Fix, FixSet]:
     path = (
         paths.red_green or cfg.work.report_dir("red_green") / fix.id / "red_green.json"
     )
-    doc = read_typed(
+    doc = ProofDoc.read(
         path,
-        ProofDoc,
-        doc=PROOF,
         hint=f"run 'forkkit red-green --fix {fix.id}' first, or give "
         "'forkkit pr-body --red-green FILE'",
     )
@@ -153,13 +142,11 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     }
     label = red_green.upstream.label or cfg.upstream.label
     shown = {s: (reports / s / f"{s}.json") for s in ("repro", "reconcile")}
-    repro = _optional(paths.repro, shown["repro"], ReproDoc, doc=REPRO)
+    repro = _optional(paths.repro, shown["repro"], ReproDoc)
     if repro and not paths.repro:
         where = shown["repro"].relative_to(cfg.work.root)
         repro = repro if _of_pin(repro.upstream, label=label, what=where) else None
-    reconcile = _optional(
-        paths.reconcile, shown["reconcile"], ReconcileDoc, doc=RECONCILE
-    )
+    reconcile = _optional(paths.reconcile, shown["reconcile"], ReconcileDoc)
     if reconcile and not paths.reconcile:
         where = shown["reconcile"].relative_to(cfg.work.root)
         keep = _of_pin(reconcile.base, label=label, what=where)

@@ -5,16 +5,41 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import Literal, assert_never
 
 from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.output.report import REBASE, write_reports
-from forkkit.services.rebase.model import Options
-from forkkit.services.rebase.render import render_markdown, to_json, verdict_line
+from forkkit.output.report import write_reports
+from forkkit.output.verdicts import ExitTable
+from forkkit.services.rebase.doc import rebase_doc
+from forkkit.services.rebase.model import Options, RebaseResult
+from forkkit.services.rebase.render import render_markdown, verdict_line
 from forkkit.services.rebase.run import rebase, resolve_target
 
 REPORT_STEM = "rebase"
+Verdict = Literal["rebased", "stopped"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "rebased": (0, "the series rebased (or retires); with --apply, it is written"),
+        "stopped": (
+            1,
+            "a patch conflicts, the red/green proof failed, or --apply wrote "
+            "nothing (unproven)",
+        ),
+    }
+)
+
+
+def verdict_of(result: RebaseResult, *, apply: bool) -> Verdict:
+    """``rebased`` when the series moved (and, with ``apply``, was written)."""
+    match result.outcome:
+        case "rebased" | "retire":
+            return "rebased" if result.written or not apply else "stopped"
+        case "conflict" | "proof-failed":
+            return "stopped"
+        case _:
+            assert_never(result.outcome)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,24 +116,19 @@ def request(args: argparse.Namespace) -> Request:
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Rebase into reports/rebase/; 0 only when it rebased (and, with
     --apply, wrote the result)."""
-    with cfg.work.new_report_folder(REPORT_STEM) as folder:
+    with cfg.work.report_folder(REPORT_STEM) as folder:
         target = resolve_target(cfg, req.onto, onto_rev=req.onto_rev, sha256=req.sha256)
         result = rebase(cfg, target, req.opts, reports=folder.path / "red-green")
         markdown = render_markdown(result)
         write_reports(
-            folder.path,
-            REPORT_STEM,
-            markdown=markdown,
-            data=to_json(result),
-            doc=REBASE,
+            folder.path, REPORT_STEM, markdown=markdown, report=rebase_doc(result)
         )
     lines = [
         f"{p.name}: {p.status}" + (f" ({p.detail})" if p.detail else "")
         for p in result.patches
     ]
-    done = result.ok and (result.written or not req.opts.apply)
     return Outcome(
-        code=0 if done else 1,
+        code=EXITS.code(verdict_of(result, apply=req.opts.apply)),
         out="\n".join([*lines, verdict_line(result)]),
         report=Shown(folder.dest, REPORT_STEM, markdown),
     )

@@ -6,15 +6,42 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, assert_never
 
 from forkkit.cliopts import add_pytest_args_option
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.services.reconcile.model import THEIR_TESTS, Options
+from forkkit.output.verdicts import ExitTable
+from forkkit.services.reconcile.model import THEIR_TESTS, Measurement, Options
 from forkkit.services.reconcile.run import reconcile
 from forkkit.services.repro.model import EAGLE_MODES, PRESETS
 
 DEFAULT_RESEND = "qwen3.5-0.8b"
+Verdict = Literal["measured", "incomplete"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "measured": (
+            0,
+            "every cell of the behaviour matrix (and of the resend table, "
+            "unless --resend off) holds a measurement",
+        ),
+        "incomplete": (
+            1,
+            "some cells, or none, hold a measurement (the report names them)",
+        ),
+    }
+)
+
+
+def verdict_of(measurement: Measurement) -> Verdict:
+    """``measured`` only when every cell is."""
+    match measurement.verdict:
+        case "measured":
+            return "measured"
+        case "partial" | "nothing":
+            return "incomplete"
+        case _:
+            assert_never(measurement.verdict)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,15 +131,14 @@ def request(args: argparse.Namespace) -> Request:
 
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
-    """Exit 0 only when every cell of the behaviour matrix (and of the resend
-    table, unless ``--resend off``) was measured; 1 when some or none were
+    """Reconcile; the report, and how much of it was measured
     (:class:`~forkkit.services.reconcile.model.Measurement`, named in the
-    report and on the last line)."""
+    report and on the last line: :func:`verdict_of`)."""
     result, md, _ = reconcile(cfg, req.with_ref, req.opts)
     markdown = md.read_text()
     measurement = result.measurement
     return Outcome(
-        code=0 if measurement.verdict == "measured" else 1,
+        code=EXITS.code(verdict_of(measurement)),
         out=markdown,
         report=Shown(md.parent, md.stem, markdown),
         notes=(f"reconcile: {measurement.summary()}",),

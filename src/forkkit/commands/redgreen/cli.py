@@ -11,7 +11,7 @@ from forkkit.cliopts import (
     add_parallel_option,
     add_upstream_options,
 )
-from forkkit.commands.redgreen.model import Request
+from forkkit.commands.redgreen.model import EXITS, Request, verdict_of
 from forkkit.commands.redgreen.run import collect_lines, prove_all_lines, prove_line
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
@@ -190,14 +190,14 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
         )
         markdown = lines.markdown
         return Outcome(
-            code=0 if lines.doc.valid else 1,
+            code=EXITS.code(verdict_of(lines.doc.valid)),
             out=markdown,
             report=Shown(lines.folder, LINES_STEM, markdown),
         )
     proven = prove_line(cfg, req)
     markdown = proven.markdown
     return Outcome(
-        code=0 if proven.valid else 1,
+        code=EXITS.code(verdict_of(proven.valid)),
         out=markdown,
         report=Shown(proven.folder, SUMMARY_STEM, markdown),
     )

@@ -5,8 +5,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from forkkit.output.verdicts import ExitTable
 from forkkit.services.proof.model import ProofChecks
+
+Verdict = Literal["proven", "unproven"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "proven": (0, "each fix asked for is proven (on every line with --all-lines)"),
+        "unproven": (1, "some fix's proof is not valid: the summary says why"),
+    }
+)
+
+
+def verdict_of(valid: bool) -> Verdict:
+    """The verdict of the proofs' validity."""
+    return "proven" if valid else "unproven"
 
 
 @dataclass(frozen=True, kw_only=True)

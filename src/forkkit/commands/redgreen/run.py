@@ -30,7 +30,6 @@ from forkkit.services.proof.summary import (
     SummaryDoc,
     prove_fixes,
     prove_one_fix,
-    read_summary,
     render_summary,
 )
 from forkkit.testing.cache import ResultCache
@@ -152,7 +151,9 @@ def collect_lines(cfg: ForkConfig, source: Path) -> Lines:
         if isinstance(data, dict) and data.get("schema") == LINES.schema:
             continue  # a table of lines, not a line
         try:
-            found.append((read_summary(data, where=str(path)), path.with_suffix(".md")))
+            found.append(
+                (SummaryDoc.of(data, where=str(path)), path.with_suffix(".md"))
+            )
         except ValueError as exc:
             raise ForkkitError(str(exc)) from None
     if not found:
@@ -171,7 +172,7 @@ def _lines_table(
     cfg: ForkConfig, found: list[tuple[SummaryDoc, Path]], *, proven: tuple[Proven, ...]
 ) -> Lines:
     """Write ``reports/lines``: a row per fix, a column per line."""
-    with cfg.work.new_report_folder("lines") as folder:
+    with cfg.work.report_folder("lines") as folder:
         docs = [
             line_doc(
                 doc.line or doc.upstream_label,
@@ -186,8 +187,7 @@ def _lines_table(
             folder.path,
             LINES_STEM,
             markdown=render_lines(doc),
-            data=doc.to_json(),
-            doc=LINES,
+            report=doc,
         )
     summaries = tuple(d for d, _ in found)
     return Lines(doc=doc, proven=proven, folder=folder.dest, summaries=summaries)

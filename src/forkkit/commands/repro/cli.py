@@ -8,22 +8,45 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.services.repro.model import KINDS, PRESETS, ReproOptions, preset_options
+from forkkit.output.verdicts import ExitTable
+from forkkit.services.repro.model import (
+    KINDS,
+    PRESETS,
+    ReproOptions,
+    ReproResult,
+    preset_options,
+)
 from forkkit.services.repro.render import render_markdown
 from forkkit.services.repro.run import (
     GPU_SCRIPT,
     STEM,
     STEM_GPU,
-    exit_code,
     reproduce,
 )
-from forkkit.testing.forkruns import report_dest
+
+Verdict = Literal["proven", "unproven"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "proven": (0, "a complete base-vs-fix measurement (GPU: outputs agree)"),
+        "unproven": (
+            1,
+            "a resend was not measured on base and fix, the GPU outputs "
+            "disagree, or the GPU script skipped (no CUDA device)",
+        ),
+    }
+)
+_PARTIAL = "repro: partial result: some resends were not measured on base and fix"
+
+
+def verdict_of(result: ReproResult) -> Verdict:
+    """``proven`` only for a complete base-vs-fix measurement."""
+    return "proven" if result.proven else "unproven"
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -129,12 +152,14 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     result = reproduce(
         cfg, tree, req.opts, out_dir=req.out, gpu=req.gpu, timeout=req.timeout
     )
+    verdict = verdict_of(result)
     if result.fix.skipped:
-        return Outcome(code=exit_code(result), out=f"SKIPPED: {result.fix.skipped}")
+        return Outcome(code=EXITS.code(verdict), out=f"SKIPPED: {result.fix.skipped}")
     markdown = render_markdown(result)
     stem = STEM_GPU if req.gpu else STEM
     return Outcome(
-        code=exit_code(result),
+        code=EXITS.code(verdict),
         out=markdown,
-        report=Shown(report_dest(cfg, stem, req.out), stem, markdown),
+        report=Shown(cfg.work.report_dest(stem, out=req.out), stem, markdown),
+        notes=() if result.complete else (_PARTIAL,),
     )

@@ -7,11 +7,18 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from forkkit.cliopts import add_dest_option
 from forkkit.config import ForkConfig
 from forkkit.fork.status import fork_status
 from forkkit.output.outcome import Outcome
+from forkkit.output.verdicts import ExitTable
+
+Verdict = Literal["shown"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={"shown": (0, "the fork tree's state on stdout (read-only)")},
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,4 +41,4 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """The summary line, or the state as JSON."""
     status = fork_status(cfg, dest=req.dest)
     out = json.dumps(status, indent=2) if req.as_json else str(status["summary"])
-    return Outcome(code=0, out=out)
+    return Outcome(code=EXITS.code("shown"), out=out)

@@ -6,12 +6,27 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.fork.fixes import load_fixes
 from forkkit.output.outcome import Outcome
+from forkkit.output.verdicts import ExitTable
 from forkkit.testing.suites import run_suites, tree_for_tests
+
+Verdict = Literal["passed", "failed"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "passed": (0, "pytest passed on the tree"),
+        "failed": (1, "pytest did not pass: a failure, an error, no test collected"),
+    }
+)
+
+
+def verdict_of(returncode: int) -> Verdict:
+    """The verdict of pytest's exit status."""
+    return "passed" if returncode == 0 else "failed"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,4 +80,6 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
         out=req.out,
         pristine=req.pristine,
     )
-    return Outcome(code=0 if ran.returncode == 0 else 1, notes=(f"junit: {ran.junit}",))
+    return Outcome(
+        code=EXITS.code(verdict_of(ran.returncode)), notes=(f"junit: {ran.junit}",)
+    )

@@ -8,21 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.cliopts import add_dest_option
-from forkkit.commands.verify.model import STEM
+from forkkit.commands.verify.model import EXITS, STEM
 from forkkit.commands.verify.render import render_text
 from forkkit.commands.verify.run import verify
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.proof.model import STEM as PROOF_STEM
-from forkkit.testing.forkruns import report_dest
-
-_EPILOG = """\
-exit codes:
-  0   the replay classifies every test as the report does
-  1   it differs (one line per difference)
-  2   refused: the report was made on another pin or from another series,
-      or it cannot be read
-"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,8 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "series, rerun the same tests (nothing from the result cache), and "
         "compare every classification."
     )
-    parser.epilog = _EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("report", type=Path, help="a red_green.json to replay")
     add_dest_option(parser)
     parser.add_argument(
@@ -65,5 +54,7 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     result = verify(
         cfg, req.report, dest=req.dest, out_dir=req.out, timeout=req.timeout
     )
-    replay = Shown(report_dest(cfg, STEM, req.out), PROOF_STEM)
-    return Outcome(code=0 if result.same else 1, out=render_text(result), report=replay)
+    replay = Shown(cfg.work.report_dest(STEM, out=req.out), PROOF_STEM)
+    return Outcome(
+        code=EXITS.code(result.verdict), out=render_text(result), report=replay
+    )

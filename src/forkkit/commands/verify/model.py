@@ -6,10 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+from forkkit.output.verdicts import ExitTable
 from forkkit.services.proof.doc import ProofDoc
 
 STEM = "verify"  # reports/verify: the replay's own red/green report
+Verdict = Literal["same", "differs"]
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "same": (0, "the replay classifies every test as the report does"),
+        "differs": (1, "it differs (one line per difference)"),
+    },
+    errors="refused: the report was made on another pin or from another "
+    "series, or it cannot be read",
+)
 
 
 @dataclass(frozen=True)
@@ -249,3 +260,7 @@ class VerifyResult:
     @property
     def same(self) -> bool:
         return not self.differences
+
+    @property
+    def verdict(self) -> Verdict:
+        return "same" if self.same else "differs"

@@ -32,7 +32,6 @@ from forkkit.fork.fixes import SERIES_ID, load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.progress import say
-from forkkit.output.report import PROOF, read_typed
 from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.testing.env import TestEnv, ensure_testenv, installed
@@ -42,10 +41,8 @@ __all__ = ["read_report", "verify"]
 
 def read_report(path: Path) -> ProofDoc:
     """The red/green report; one-line errors otherwise."""
-    return read_typed(
+    return ProofDoc.read(
         path,
-        ProofDoc,
-        doc=PROOF,
         hint="give a red_green.json (forkkit red-green writes "
         "<workdir>/reports/red_green/red_green.json)",
     )

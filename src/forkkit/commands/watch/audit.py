@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from forkkit import __version__
+from forkkit.commands.watch.doc import RowDoc, row_doc, row_of_doc
 from forkkit.commands.watch.history import (
     HISTORY_FORMAT,
     HistoryRow,
@@ -31,6 +32,7 @@ from forkkit.commands.watch.history import (
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
+from forkkit.output.doc import from_json, to_json
 from forkkit.output.progress import say
 from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.txn import write_atomic
@@ -70,7 +72,7 @@ def _read_row(path: Path) -> HistoryRow | None:
         text = json.dumps(body, sort_keys=True, separators=(",", ":"))
         if hashlib.sha256(text.encode()).hexdigest() != doc["sha256"]:
             raise ValueError("digest mismatch")
-        return HistoryRow.from_json(body, cached=True)
+        return row_of_doc(from_json(RowDoc, body, where=path.name), cached=True)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -80,7 +82,7 @@ def _read_row(path: Path) -> HistoryRow | None:
 
 def _write_row(path: Path, row: HistoryRow) -> None:
     """Store a row atomically, with the digest it is verified by on read."""
-    body = row.to_json()
+    body = to_json(row_doc(row))
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
     doc = {"sha256": hashlib.sha256(text.encode()).hexdigest(), "row": body}
     path.parent.mkdir(parents=True, exist_ok=True)

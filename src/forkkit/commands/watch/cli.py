@@ -7,21 +7,20 @@ import argparse
 from dataclasses import dataclass
 
 from forkkit.cliopts import add_proof_options
-from forkkit.commands.watch.model import REPORT_STEM, WatchOptions, epilog
+from forkkit.commands.watch.doc import watch_doc
+from forkkit.commands.watch.model import EXITS, REPORT_STEM, WatchOptions
 from forkkit.commands.watch.render import render_markdown
 from forkkit.commands.watch.run import watch
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
-from forkkit.output.report import WATCH, write_reports
+from forkkit.output.report import write_reports
 
-_EPILOG = (
-    epilog()
-    + """
+# --help: after the exit codes (forkkit.cli adds them from EXITS)
+_EPILOG = """\
 Reports: <workdir>/reports/watch/ (watch.md, watch.json, the rebase report
 and its red/green proof); the Markdown is appended to $GITHUB_STEP_SUMMARY
 when that is set. patches/ and fork.toml are never written.
 """
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,7 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "than the pin (pre-releases only with --pre), and its verdict."
     )
     parser.epilog = _EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument(
         "--index-url",
         default="",
@@ -77,14 +75,12 @@ def request(args: argparse.Namespace) -> Request:
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Watch into reports/watch/; the verdict's line and exit code."""
-    with cfg.work.new_report_folder(REPORT_STEM) as folder:
+    with cfg.work.report_folder(REPORT_STEM) as folder:
         result = watch(cfg, req.opts, folder=folder.path)
         text = render_markdown(result)
-        write_reports(
-            folder.path, REPORT_STEM, markdown=text, data=result.to_json(), doc=WATCH
-        )
+        write_reports(folder.path, REPORT_STEM, markdown=text, report=watch_doc(result))
     return Outcome(
-        code=result.exit_code,
+        code=EXITS.code(result.verdict),
         out=f"{result.verdict}: {result.reason}",
         report=Shown(folder.dest, REPORT_STEM, text),
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from forkkit.services.rebase.model import PatchResult, RebaseResult
 
@@ -57,28 +57,6 @@ class HistoryCell:
         }[self.need]
         return f"{applies}; {need}"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "patch": self.patch,
-            "applies": self.applies,
-            "need": self.need,
-            "label": self.label,
-            "detail": self.detail,
-            "failing_without": self.failing,
-            "fail_to_pass_old": self.fail_to_pass,
-        }
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> HistoryCell:
-        return cls(
-            patch=str(doc["patch"]),
-            applies=doc["applies"],
-            need=doc["need"],
-            detail=str(doc.get("detail", "")),
-            failing=int(doc.get("failing_without", 0)),
-            fail_to_pass=int(doc.get("fail_to_pass_old", 0)),
-        )
-
 
 def cell_of(p: PatchResult) -> HistoryCell:
     """The history cell of one patch's rebase verdict."""
@@ -124,24 +102,6 @@ class HistoryRow:
         env, a timeout). Tests that cannot run on a release stay unknown on
         every rerun, so such a row is kept."""
         return not any(c.transient for c in self.cells)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "release": self.release,
-            "outcome": self.outcome,
-            "proof_valid": self.proof_valid,
-            "cells": [c.to_json() for c in self.cells],
-        }
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any], *, cached: bool = False) -> HistoryRow:
-        return cls(
-            release=str(doc["release"]),
-            outcome=str(doc["outcome"]),
-            cells=tuple(HistoryCell.from_json(c) for c in doc["cells"]),
-            proof_valid=doc.get("proof_valid"),
-            cached=cached,
-        )
 
 
 def row_of(release: str, result: RebaseResult) -> HistoryRow:
@@ -243,18 +203,4 @@ class History:
         return {
             p: unmeasured_around(self.rows, p, first[p]) if first[p] else []
             for p in self.patches
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": HISTORY_FORMAT,
-            "package": self.package,
-            "pin": self.pin,
-            "patches": list(self.patches),
-            "releases": [r.release for r in self.rows],
-            "rows": [{**r.to_json(), "cached": r.cached} for r in self.rows],
-            "first_absorbed": self.first_absorbed(),
-            "unmeasured": self.unmeasured(),
-            "fixes": {fid: list(names) for fid, names in self.fixes},
-            "fix_first_absorbed": self.fix_first_absorbed(),
         }

@@ -4,30 +4,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from forkkit.commands.watch.history import History
+from forkkit.output.verdicts import ExitTable
 from forkkit.services.rebase.model import RebaseResult
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
 # The one table of the verdicts: exit code and meaning. --help, the advice,
-# the noxfile and the workflows read it (a test checks each verdict is here).
-VERDICTS: dict[Verdict, tuple[int, str]] = {
-    "current": (0, "nothing newer than the pin (release, or the followed branch)"),
-    "carries": (10, "the series still applies to the newest upstream, proof valid"),
-    "conflict": (20, "a patch conflicts there, or its red/green proof is not valid"),
-    "absorbed": (30, "upstream has the fix, the fork can retire"),
-}
-EXIT_CODES: dict[Verdict, int] = {v: code for v, (code, _) in VERDICTS.items()}
-
-
-def epilog() -> str:
-    """The exit-code lines of ``forkkit watch --help``, from the table."""
-    rows = [f"  {code:<3} {v}: {why}" for v, (code, why) in VERDICTS.items()]
-    rows.append(
-        "  2   bad input or an error (unreachable index, unknown --version, ...)"
-    )
-    return "exit codes:\n" + "\n".join(rows) + "\n"
+# the noxfile and the workflows read it (tests check each verdict is here).
+EXITS: ExitTable[Verdict] = ExitTable(
+    rows={
+        "current": (0, "nothing newer than the pin (release, or the followed branch)"),
+        "carries": (10, "the series still applies to the newest upstream, proof valid"),
+        "conflict": (
+            20,
+            "a patch conflicts there, or its red/green proof is not valid",
+        ),
+        "absorbed": (30, "upstream has the fix, the fork can retire"),
+    },
+    errors="unreachable index, unknown --version, ...",
+)
+# The watch job (nox -s watch, .github/workflows/watch.yml) passes on these.
+PASSING: tuple[Verdict, ...] = ("current", "carries")
 
 
 REPORT_STEM = "watch"
@@ -67,35 +66,7 @@ class WatchResult:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
-
-    def to_json(self) -> dict[str, Any]:
-        r = self.rebase
-        return {
-            "package": self.package,
-            "pin": self.pin,
-            "index_url": self.index_url,
-            "follows": self.follows,
-            "newer": list(self.newer),
-            "checked": self.checked,
-            "verdict": self.verdict,
-            "exit_code": self.exit_code,
-            "reason": self.reason,
-            "rebase_report": self.rebase_report,
-            "history": None if self.history is None else self.history.to_json(),
-            "rebase": None
-            if r is None
-            else {
-                "outcome": r.outcome,
-                "proof_valid": r.proof_valid,
-                "can_retire": r.can_retire,
-                "patches": [
-                    {"name": p.name, "status": p.status, "detail": p.detail}
-                    for p in r.patches
-                ],
-                "fixes": [f.to_json() for f in r.fixes],
-            },
-        }
+        return EXITS.code(self.verdict)
 
 
 def verdict_of(result: RebaseResult) -> tuple[Verdict, str]:

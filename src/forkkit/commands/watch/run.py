@@ -7,7 +7,7 @@ run, in-process: patches/ and fork.toml are never written. The verdict is
 ``current`` (nothing newer), ``carries`` (the series still applies and its
 red/green proof is valid), ``conflict`` (a patch conflicts, or the proof is
 not valid) or ``absorbed`` (upstream has the fix: the fork can retire); each
-has its own exit code (:data:`EXIT_CODES`).
+has its own exit code (:data:`~forkkit.commands.watch.model.EXITS`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.output.progress import say, step
-from forkkit.output.report import REBASE, write_reports
+from forkkit.output.report import write_reports
 from forkkit.pin import public_url
+from forkkit.services.rebase.doc import rebase_doc
 from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.services.rebase.render import render_markdown as render_rebase
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -156,8 +157,7 @@ def _rebase_report(folder: Path, result: RebaseResult) -> str:
         folder,
         REBASE_STEM,
         markdown=render_rebase(result),
-        data=result.to_json(),
-        doc=REBASE,
+        report=rebase_doc(result),
     )
     return md.name
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 STEM = "bisect"
 _PR = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)\b")
@@ -41,17 +40,6 @@ class Step:
     failed: tuple[str, ...]  # failing there (the fix is still needed)
     broken: str = ""  # why the tests proved nothing there (not an assertion)
     tests: str = ""  # which text of the fix's tests ran ("the pin's", a line)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "commit": self.commit,
-            "subject": self.subject,
-            "absorbed": self.absorbed,
-            "passed": list(self.passed),
-            "failed": list(self.failed),
-            "broken": self.broken,
-            "tests": self.tests,
-        }
 
 
 Probe = Callable[[str], Step]
@@ -145,27 +133,3 @@ class BisectResult:
         """The measurement says what the retirement record says (or there is
         no record)."""
         return not self.recorded or self.recorded == self.applied_upstream
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.found and self.agrees else 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "fix": self.fix,
-            "url": self.url,
-            "good": self.good,
-            "bad": self.bad,
-            "commits": self.commits,
-            "proofs": len(self.steps),
-            "fail_to_pass": list(self.fail_to_pass),
-            "tests_from": self.tests_from,
-            "first": None if self.first is None else self.first.to_json(),
-            "pr": self.pr,
-            "applied_upstream": self.applied_upstream,
-            "releases": self.releases,
-            "recorded": self.recorded,
-            "agrees": self.agrees,
-            "steps": [s.to_json() for s in self.steps],
-            "unmeasured": [s.commit for s in self.unmeasured],
-        }

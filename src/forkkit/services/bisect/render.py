@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from forkkit.output.report import md_table
 from forkkit.services.bisect.model import BisectResult
@@ -106,8 +105,3 @@ def render_all(results: Sequence[BisectResult]) -> str:
         + "\n"
         + "\n".join(b.replace("\n## Proofs", "\n### Proofs") for b in body)
     )
-
-
-def bisect_json(results: Sequence[BisectResult]) -> dict[str, Any]:
-    """The report's JSON: one entry per fix."""
-    return {"fixes": [r.to_json() for r in results]}

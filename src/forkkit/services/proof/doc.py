@@ -10,12 +10,10 @@ version 1 (:data:`forkkit.output.report.PROOF`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from forkkit.output.doc import from_json, to_json
-from forkkit.output.report import PROOF
+from forkkit.output.report import PROOF, Report
 from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
 from forkkit.testing.causes import failure_causes
 from forkkit.testing.classify import CATEGORIES
@@ -138,8 +136,10 @@ class FixDoc:
 
 
 @dataclass(frozen=True)
-class ProofDoc:
+class ProofDoc(Report):
     """The red/green report's JSON document."""
+
+    DOC = PROOF
 
     upstream: Upstream
     classification: dict[str, tuple[str, ...]]
@@ -183,20 +183,6 @@ class ProofDoc:
 
     def ids(self, category: str) -> tuple[str, ...]:
         return self.classification.get(category, ())
-
-    def to_json(self) -> dict[str, Any]:
-        """The document as written (without its schema stamp)."""
-        data: dict[str, Any] = to_json(self)
-        return data
-
-
-def read_proof(data: Mapping[str, Any], *, where: str) -> ProofDoc:
-    """A ``red_green.json`` document (stamped ``forkkit.red-green`` v1) as
-    types; ValueError names the file and what is wrong."""
-    why = PROOF.refusal(dict(data))
-    if why:
-        raise ValueError(f"{where}: {why}")
-    return from_json(ProofDoc, data, where=where)
 
 
 def _run(run: SuiteRun | None) -> RunDoc | None:

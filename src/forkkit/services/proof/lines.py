@@ -13,13 +13,11 @@ linking the line's own summary. The exit code is the worst line's.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from forkkit.output.doc import from_json, to_json
-from forkkit.output.report import LINES, md_table
+from forkkit.output.report import LINES, Report, md_table
 from forkkit.services.proof.summary import FixRow, SummaryDoc
 
 LINES_STEM = "summary"
@@ -37,23 +35,13 @@ class LineDoc:
 
 
 @dataclass(frozen=True)
-class LinesDoc:
+class LinesDoc(Report):
     """``reports/lines/summary.json``: every fix on every line."""
+
+    DOC = LINES
 
     valid: bool
     lines: tuple[LineDoc, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = to_json(self)
-        return data
-
-
-def read_lines(data: Mapping[str, Any], *, where: str) -> LinesDoc:
-    """A lines summary as types; ValueError names the file and the fault."""
-    why = LINES.refusal(dict(data))
-    if why:
-        raise ValueError(f"{where}: {why}")
-    return from_json(LinesDoc, data, where=where)
 
 
 def line_doc(

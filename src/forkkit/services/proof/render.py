@@ -4,11 +4,9 @@
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
-from forkkit.services.proof.doc import proof_doc
 from forkkit.services.proof.model import RedGreenResult, without_fix
 from forkkit.services.proof.render_hunks import hunk_section
 from forkkit.testing.causes import Cause, deselect_lines, failure_causes, summary
@@ -369,8 +367,3 @@ def _provenance(r: Result) -> list[str]:
     at = "Blob at base" if r.upstream_red else "Blob at red base"
     out.append(md_table(["File", "Role", at, "Blob at fix"], rows))
     return out
-
-
-def render_json(r: Result) -> dict[str, Any]:
-    """The report's JSON document (``red_green.json``, see :mod:`.doc`)."""
-    return proof_doc(r).to_json()

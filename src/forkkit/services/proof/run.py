@@ -32,11 +32,12 @@ from forkkit.config import ForkConfig
 from forkkit.fork.fixes import FixSet, load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say
-from forkkit.output.report import PROOF, write_reports
+from forkkit.output.report import write_reports
 from forkkit.patches.fixes import Fix
 from forkkit.patches.testids import node_id, target_file
 from forkkit.process import busy_cpus
 from forkkit.services.proof.checks import guard_findings, repeat_green
+from forkkit.services.proof.doc import proof_doc
 from forkkit.services.proof.hunks import hunk_matrix
 from forkkit.services.proof.model import (
     STEM,
@@ -56,12 +57,12 @@ from forkkit.services.proof.model import (
 )
 from forkkit.services.proof.packed import red_and_fix
 from forkkit.services.proof.plan import Plan, file_blobs, make_plan
-from forkkit.services.proof.render import count_line, render_json, render_markdown
+from forkkit.services.proof.render import count_line, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv, installed
 from forkkit.testing.fixrun import subset_run
-from forkkit.testing.forkruns import ForkRuns, SuiteRun, report_folder
+from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.shards import Timings
 from forkkit.vcs import Repo
@@ -209,7 +210,7 @@ def prove(
     fixes = fixes or load_fixes(cfg)
     unit = fixes.one(fix)
     # published as reports/red_green/<fix-id>, where red-green puts it
-    with report_folder(cfg, STEM, out_dir or _fix_dir(cfg, unit)) as folder:
+    with cfg.work.report_folder(STEM, out=out_dir or _fix_dir(cfg, unit)) as folder:
         plan = make_plan(
             cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
         )
@@ -248,8 +249,9 @@ def _fix_dir(cfg: ForkConfig, fix: Fix) -> Path:
 
 
 def _write(folder: Path, result: RedGreenResult[SuiteRun]) -> None:
-    text, data = render_markdown(result), render_json(result)
-    write_reports(folder, STEM, markdown=text, data=data, doc=PROOF)
+    write_reports(
+        folder, STEM, markdown=render_markdown(result), report=proof_doc(result)
+    )
 
 
 def project_timings(cfg: ForkConfig, tree: ForkTree) -> Timings:

@@ -13,21 +13,19 @@ after the first fix, so N fixes cost N reds and one run on the fix.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.output.doc import from_json, to_json
 from forkkit.output.progress import say
-from forkkit.output.report import SUMMARY, md_table, write_reports
+from forkkit.output.report import SUMMARY, Report, md_table, write_reports
 from forkkit.patches.fixes import Fix
-from forkkit.services.proof.doc import ProofDoc, proof_doc, read_proof
+from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.model import STEM, RedGreenResult
 from forkkit.services.proof.render import render_markdown
-from forkkit.testing.forkruns import SuiteRun, report_folder
+from forkkit.testing.forkruns import SuiteRun
 
 SUMMARY_STEM = "summary"
 Result = RedGreenResult[SuiteRun]
@@ -51,8 +49,10 @@ class FixRow:
 
 
 @dataclass(frozen=True)
-class SummaryDoc:
+class SummaryDoc(Report):
     """``red_green/summary.json``: every fix's verdict on one pin."""
+
+    DOC = SUMMARY
 
     upstream: str
     upstream_label: str = ""
@@ -60,19 +60,6 @@ class SummaryDoc:
     head_tree: str = ""
     valid: bool = False
     fixes: tuple[FixRow, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = to_json(self)
-        return data
-
-
-def read_summary(data: Mapping[str, Any], *, where: str) -> SummaryDoc:
-    """A ``summary.json`` (stamped ``forkkit.red-green-summary`` v1) as types;
-    ValueError names the file and what is wrong."""
-    why = SUMMARY.refusal(dict(data))
-    if why:
-        raise ValueError(f"{where}: {why}")
-    return from_json(SummaryDoc, data, where=where)
 
 
 def row_of(doc: ProofDoc, fix: Fix) -> FixRow:
@@ -205,8 +192,7 @@ def _write_summary(folder: Path, doc: SummaryDoc) -> None:
         folder,
         SUMMARY_STEM,
         markdown=render_summary(doc),
-        data=doc.to_json(),
-        doc=SUMMARY,
+        report=doc,
     )
 
 
@@ -230,7 +216,7 @@ def prove_fixes(
     interrupt there leaves FAILED.txt too). A fix that cannot be measured is
     a row of the summary, and the command's one-line error once every other
     fix is proven."""
-    with report_folder(cfg, STEM, out) as folder:
+    with cfg.work.report_folder(STEM, out=out) as folder:
         if ahead is not None:
             ahead()
         results, rows, errors = _each(chosen, folder.path, prove_one)
@@ -270,7 +256,7 @@ def _earlier(folder: Path, fix: Fix) -> FixRow:
     """A fix's row from its report in ``folder``, if there is one."""
     path = folder / fix.id / f"{STEM}.json"
     try:
-        doc = read_proof(json.loads(path.read_text()), where=str(path))
+        doc = ProofDoc.of(json.loads(path.read_text()), where=str(path))
     except (OSError, ValueError):
         return error_row(fix, f"not proven yet: run 'forkkit red-green --fix {fix.id}'")
     return row_of(doc, fix)

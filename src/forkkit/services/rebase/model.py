@@ -8,12 +8,13 @@ analysis, :mod:`forkkit.services.rebase.run` does the I/O.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
 from forkkit.patches.retired import Retired
 from forkkit.patches.testids import node_id, target_file
 from forkkit.pin import UpstreamSpec
+from forkkit.services.proof.doc import ProofDoc
 
 Status = Literal[
     "clean",  # git am applied it as is (offsets allowed, no fuzz)
@@ -80,20 +81,6 @@ class SemanticCheck:
     def absorbed(self) -> bool:
         return bool(self.passed) and not (self.failed or self.broken or self.unchecked)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "targets": list(self.targets),
-            "fail_to_pass_old": list(self.fail_to_pass),
-            "pass_without_fix_new": list(self.passed),
-            "fail_without_fix_new": list(self.failed),
-            "broken_new": list(self.broken),
-            "unchecked": list(self.unchecked),
-            "others_failing_new": list(self.others_failing),
-            "absorbed": self.absorbed,
-            "note": self.note,
-            "error": self.error,
-        }
-
 
 @dataclass(frozen=True)
 class Conflict:
@@ -129,27 +116,6 @@ class PatchResult:
     def carries(self) -> bool:
         return self.status in APPLIED
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "subject": self.subject,
-            "status": self.status,
-            "detail": self.detail,
-            "absorbed": self.absorbed,
-            "carries": self.carries,
-            "old_commit": self.old_commit,
-            "new_commit": self.new_commit,
-            "conflicts": [
-                {
-                    "path": c.path,
-                    "regions": [list(r) for r in c.regions],
-                    "hunks": list(c.hunks),
-                }
-                for c in self.conflicts
-            ],
-            "semantic": self.semantic.to_json() if self.semantic else None,
-        }
-
 
 FixVerdictName = Literal["carried", "absorbed", "conflict", "not-tried"]
 
@@ -161,9 +127,6 @@ class FixVerdict:
     fix: str
     verdict: FixVerdictName
     patches: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def fix_verdicts(
@@ -202,7 +165,7 @@ class RebaseResult:
     out_dir: str = ""
     new_series: tuple[str, ...] = ()
     range_diff: str = ""
-    proof: dict[str, Any] | None = None  # RedGreenResult.to_json()
+    proof: ProofDoc | None = None  # the red/green report of the result
     proof_markdown: str = ""
     proof_valid: bool | None = None  # None: not run
     written: bool = False
@@ -244,31 +207,6 @@ class RebaseResult:
     def unproven(self) -> bool:
         """Rebased, but no valid red/green shows the carried series works."""
         return self.ok and bool(self.new_series) and self.proof_valid is not True
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "old": self.old_label,
-            "new": self.new_label,
-            "new_pin": self.new_pin,
-            "trust": self.trust,
-            "outcome": self.outcome,
-            "ok": self.ok,
-            "can_retire": self.can_retire,
-            "absorbed": [p.name for p in self.absorbed],
-            "carried": [p.name for p in self.carried],
-            "patches": [p.to_json() for p in self.patches],
-            "repo": self.repo,
-            "out_dir": self.out_dir,
-            "new_series": list(self.new_series),
-            "range_diff": self.range_diff,
-            "proof_valid": self.proof_valid,
-            "unproven": self.unproven,
-            "proof": self.proof,
-            "written": self.written,
-            "notes": list(self.notes),
-            "retired": [asdict(r) for r in self.retired],
-            "fixes": [f.to_json() for f in self.fixes],
-        }
 
 
 def _node_ids(check: SemanticCheck) -> tuple[str, ...]:

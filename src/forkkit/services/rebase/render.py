@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """The reports of ``forkkit rebase``: the verdict line and the Markdown report
-(the JSON report is :meth:`RebaseResult.to_json`)."""
+(the JSON report is :func:`forkkit.services.rebase.doc.rebase_doc`)."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from forkkit.output.report import md_table
 from forkkit.services.rebase.model import PatchResult, RebaseResult
@@ -30,11 +29,6 @@ _SEMANTIC_COLUMNS = [
     "other failures (new)",
     "absorbed",
 ]
-
-
-def to_json(result: RebaseResult) -> dict[str, Any]:
-    """The JSON report."""
-    return result.to_json()
 
 
 def verdict_line(result: RebaseResult) -> str:

@@ -30,7 +30,8 @@ from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.output.progress import say
 from forkkit.patches.retired import RETIRED_FILE, render_retired
-from forkkit.services.proof.render import render_json, render_markdown
+from forkkit.services.proof.doc import ProofDoc, proof_doc
+from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove, resolve_parallel
 from forkkit.services.rebase.absorb import drop_fix_tables, patch_targets, repin_toml
 from forkkit.services.rebase.apply import (
@@ -108,7 +109,7 @@ def _resolved(repo: Repo, target: Target) -> Target:
 
 def _prove(
     job: Job, new: NewSeries, targets: list[str], *, out_dir: Path
-) -> tuple[dict[str, object] | None, str, bool | None]:
+) -> tuple[ProofDoc | None, str, bool | None]:
     """Red/green on the refreshed series over the new upstream."""
     new_cfg = dataclasses.replace(
         job.cfg,
@@ -127,7 +128,7 @@ def _prove(
         timeout=job.opts.timeout,
         parallel=resolve_parallel(job.opts.parallel),
     )
-    return render_json(result), render_markdown(result), bool(result.valid)
+    return proof_doc(result), render_markdown(result), bool(result.valid)
 
 
 def _targets(job: Job, result: RebaseResult, focused: Sequence[str]) -> list[str]:

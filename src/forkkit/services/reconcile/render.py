@@ -5,10 +5,8 @@ as Markdown (for a PR thread) and JSON. Pure: no git, no pytest, no files."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from forkkit.output.report import md_table
-from forkkit.patches.diff import Diff
 from forkkit.patches.testids import short_id
 from forkkit.services.reconcile.model import (
     Cell,
@@ -16,7 +14,7 @@ from forkkit.services.reconcile.model import (
     failure_kinds,
 )
 from forkkit.services.reconcile.overlap import Overlap
-from forkkit.services.reconcile.render_answers import answers_json, answers_md
+from forkkit.services.reconcile.render_answers import answers_md
 from forkkit.services.reconcile.result import ReconcileResult
 
 MAX_DETAILS = 40  # per-test rows in the Markdown (JSON has all)
@@ -192,31 +190,6 @@ def _conflicts_md(cells: Iterable[Cell]) -> list[str]:
     return out
 
 
-def _measurement_json(m: Measurement) -> dict[str, Any]:
-    return {
-        "verdict": m.verdict,
-        "summary": m.summary(),
-        "measured": [f"{side}@{runtime}" for side, runtime in m.cells],
-        "not_measured": [
-            {"side": g.side, "runtime": g.runtime, "reason": g.reason} for g in m.gaps
-        ],
-    }
-
-
-def _diff_json(d: Diff) -> dict[str, Any]:
-    return {
-        "stats": d.stats(),
-        "files": [
-            {
-                "path": f.path,
-                "status": f.status,
-                "hunks": [{"header": h.header, "span": list(h.span)} for h in f.hunks],
-            }
-            for f in d.files
-        ],
-    }
-
-
 def _fixes_md(res: ReconcileResult) -> list[str]:
     """Which of our fixes the competing change meets (shares a runtime file)."""
     rows = [
@@ -227,101 +200,3 @@ def _fixes_md(res: ReconcileResult) -> list[str]:
         return []
     head = ["our fix", "its runtime files the competitor changes too"]
     return ["### Our fixes\n", md_table(head, rows)]
-
-
-def to_json(res: ReconcileResult) -> dict[str, Any]:
-    """The machine-readable report."""
-    return {
-        "title": res.title,
-        "competitor": {"ref": res.competitor, "kind": res.competitor_kind},
-        "base": res.base_label,
-        "ours": _diff_json(res.ours),
-        "theirs": _diff_json(res.theirs),
-        "overlap": _overlap_json(res.overlap),
-        "runtimes": [
-            {"key": r.key, "label": r.label, "tree": r.tree} for r in res.runtimes
-        ],
-        "sides": [
-            {
-                "side": s.side,
-                "label": s.label,
-                "targets": list(s.targets),
-                "classified_on": [s.base_runtime, s.own_runtime],
-                "classification": (
-                    s.classification.by_category if s.classification else None
-                ),
-                "problems": list(s.classification.problems) if s.classification else [],
-                "note": s.note,
-            }
-            for s in res.sides
-        ],
-        "matrix": [
-            {
-                "side": r.side,
-                "category": r.category,
-                "tests": list(r.tests),
-                "cells": dict(
-                    zip([rt.key for rt in res.runtimes], r.cells, strict=True)
-                ),
-            }
-            for r in res.matrix.rows
-        ],
-        "cells": [_cell_json(c) for c in res.cells.values()],
-        "notes": list(res.notes),
-        "measurement": _measurement_json(res.measurement),
-        "answers": answers_json(res),
-        "fixes": [
-            {"fix": fid, "shared_runtime_files": list(files)}
-            for fid, files in res.fix_overlap()
-        ],
-    }
-
-
-def _overlap_json(ov: Overlap) -> dict[str, Any]:
-    return {
-        "kind": ov.kind,
-        "files": [
-            {
-                "path": f.path,
-                "our_hunks": [h.describe() for h in f.ours],
-                "their_hunks": [h.describe() for h in f.theirs],
-                "shared_symbols": list(f.shared_symbols),
-                "pairs": [
-                    {
-                        "ours": p.ours.describe(),
-                        "theirs": p.theirs.describe(),
-                        "distance": p.distance,
-                        "symbols": sorted(set(p.ours.symbols) | set(p.theirs.symbols)),
-                    }
-                    for p in f.pairs
-                ],
-            }
-            for f in ov.files
-        ],
-        "ours_only": list(ov.ours_only),
-        "theirs_only": list(ov.theirs_only),
-    }
-
-
-def _cell_json(c: Cell) -> dict[str, Any]:
-    return {
-        "side": c.side,
-        "runtime": c.runtime,
-        "status": c.status,
-        "finished": c.finished,
-        "summary": c.report.summary() if c.report else None,
-        "outcomes": (
-            {k: v.outcome for k, v in sorted(c.report.tests.items())}
-            if c.report
-            else {}
-        ),
-        "broken_modules": c.broken_modules,
-        "conflict": list(c.conflict),
-        "skipped_files": list(c.skipped_files),
-        "failure_kinds": failure_kinds(c),
-        "command": c.command,
-        "seconds": round(c.seconds, 1),
-        "note": c.note,
-        "reused": c.reused,
-        "cached": c.cached,
-    }

@@ -5,7 +5,6 @@ answered (:mod:`forkkit.services.reconcile.answers`), Markdown and JSON. Pure.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from forkkit.output.report import md_table
 from forkkit.patches.testids import short_id
@@ -155,62 +154,3 @@ def resend_md(trees: Trees) -> list[str]:
         out.append("\nNot measured:\n")
         out += [f"- {e}" for e in errors]
     return out
-
-
-def answers_json(res: ReconcileResult) -> dict[str, Any]:
-    """The answers for machines: cross passes, stacking, the resend cells."""
-    trees = res.trees or Trees()
-    return {
-        "cross": [
-            {
-                "tests": c.side,
-                "runtime": c.runtime,
-                "total": c.total,
-                "passed": c.passed,
-                "fail_to_pass": [c.f2p_passed, c.f2p_total],
-                "not_passing": list(c.failing),
-                "not_measured": c.gap,
-            }
-            for c in crosses(res).all()
-        ],
-        "runtime_files": {
-            "ours": list(res.ours.runtime_paths),
-            "theirs": list(res.theirs.runtime_paths),
-            "union": sorted(
-                set(res.ours.runtime_paths) | set(res.theirs.runtime_paths)
-            ),
-        },
-        "stack": {
-            "verdict": stacks_cleanly(trees.builds),
-            "builds": [
-                {"runtime": b.runtime, "tree": b.tree, "conflict": list(b.conflict)}
-                for b in trees.builds
-            ],
-        },
-        "resend": {
-            "setup": trees.setup,
-            "runtimes": list(trees.runtimes),
-            "cells": [_resend_json(c) for c in trees.resend],
-        },
-    }
-
-
-def _resend_json(c: ResendCell) -> dict[str, Any]:
-    rows = c.run.rows if c.run else ()
-    return {
-        "runtime": c.runtime,
-        "tree": c.tree,
-        "reused": c.reused,
-        "error": c.error,
-        "command": c.command,
-        "rows": [
-            {
-                "prompt_len": r.prompt_len,
-                "kind": r.kind,
-                "resend_tokens": r.resend_tokens,
-                "cached_tokens": r.cached_tokens,
-                "recomputed_prompt_tokens": r.recomputed_prompt_tokens,
-            }
-            for r in rows
-        ],
-    }

@@ -18,7 +18,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.fork.fixes import focused_targets, load_fixes
 from forkkit.fork.tree import ForkTree, materialize
-from forkkit.output.report import RECONCILE, write_reports
+from forkkit.output.report import write_reports
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.testids import target_file
 from forkkit.services.reconcile.answers import (
@@ -36,6 +36,7 @@ from forkkit.services.reconcile.competitor import (
     shown_ref,
     trust_release,
 )
+from forkkit.services.reconcile.doc import reconcile_doc
 from forkkit.services.reconcile.matrix import build_matrix
 from forkkit.services.reconcile.model import (
     STEM,
@@ -58,7 +59,7 @@ from forkkit.services.reconcile.overlap import (
     merge_targets,
     touched_tests,
 )
-from forkkit.services.reconcile.render import render_markdown, to_json
+from forkkit.services.reconcile.render import render_markdown
 from forkkit.services.reconcile.resend import (
     build_and_resend,
     describe_setup,
@@ -68,7 +69,6 @@ from forkkit.services.reconcile.resend import (
 from forkkit.services.reconcile.result import ReconcileResult
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
-from forkkit.testing.forkruns import report_folder
 from forkkit.vcs import Repo, combine
 
 
@@ -240,10 +240,14 @@ def reconcile(
     if opts.resend:
         preset_options(opts.resend)  # an unknown preset fails before any work
     comp = trust_release(cfg, comp, opts=opts)  # so does an untrusted release
-    with report_folder(cfg, STEM, opts.out_dir) as folder:
+    with cfg.work.report_folder(STEM, out=opts.out_dir) as folder:
         result = _compare(cfg, comp, opts=opts, out=folder.path)
-        text, data = render_markdown(result), to_json(result)
-        write_reports(folder.path, STEM, markdown=text, data=data, doc=RECONCILE)
+        write_reports(
+            folder.path,
+            STEM,
+            markdown=render_markdown(result),
+            report=reconcile_doc(result),
+        )
     return result, folder.dest / f"{STEM}.md", folder.dest / f"{STEM}.json"
 
 

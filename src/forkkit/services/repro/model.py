@@ -9,7 +9,7 @@ base and fix rows, and the verdict. Pure, no I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from forkkit.errors import ForkkitError
@@ -334,32 +334,3 @@ class ReproResult:
     def proven(self) -> bool:
         """Exit 0: a complete base-vs-fix measurement (GPU: outputs agree)."""
         return not self.fix.skipped and self.complete and not self.mismatch
-
-    def to_json(self) -> dict[str, Any]:
-        """The report's JSON document (``repro.json``)."""
-        return {
-            "title": self.title,
-            "upstream": self.upstream,
-            "mode": "gpu" if self.gpu else "cpu",
-            "options": asdict(self.options),
-            "rerun": rerun_args(self.options, gpu=self.gpu),
-            "fix_commit": self.fix_commit,
-            "base_commit": self.base_commit,
-            "fix_tree": self.fix_tree,
-            "base_tree": self.base_tree,
-            "complete": self.complete,
-            "runtime_files": list(self.runtime_files),
-            "commands": list(self.commands),
-            "script_config": self.fix.config,
-            "rows": [
-                {
-                    **asdict(c),
-                    "base_recomputed": c.base_recomputed,
-                    "fix_recomputed": c.fix_recomputed,
-                    "gained": c.gained,
-                }
-                for c in self.comparisons
-            ],
-            "fix": [asdict(r) for r in self.fix.rows],
-            "base": [asdict(r) for r in self.base.rows] if self.base else None,
-        }

@@ -22,7 +22,8 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.output.progress import say, step
-from forkkit.output.report import REPRO, write_reports
+from forkkit.output.report import write_reports
+from forkkit.services.repro.doc import repro_doc
 from forkkit.services.repro.model import (
     ReproOptions,
     ReproResult,
@@ -31,7 +32,7 @@ from forkkit.services.repro.model import (
 )
 from forkkit.services.repro.render import render_markdown
 from forkkit.testing.env import TestEnv, ensure_testenv
-from forkkit.testing.forkruns import ForkWorkspace, report_folder, require_committed
+from forkkit.testing.forkruns import ForkWorkspace, require_committed
 from forkkit.testing.logged import run_logged
 from forkkit.vcs import Repo
 from forkkit.vcs.overlay import overlay_commit
@@ -190,7 +191,7 @@ def reproduce(
     """
     repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
     stem = STEM_GPU if (runner.gpu if runner else gpu) else STEM
-    with report_folder(cfg, stem, out_dir) as folder:
+    with cfg.work.report_folder(stem, out=out_dir) as folder:
         head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
         if head is None or base is None:
             raise ForkkitError(
@@ -217,8 +218,7 @@ def reproduce(
                 folder.path,
                 stem,
                 markdown=render_markdown(result),
-                data=result.to_json(),
-                doc=REPRO,
+                report=repro_doc(result),
             )
     return result
 
@@ -298,10 +298,3 @@ def _base_run(
     run, cmd = script(overlay.commit, "base")
     checkout = f"git checkout {BASE_TAG} -- {' '.join(runtime)}"
     return _Measured(run, overlay.tree, f"{checkout} && {cmd}")
-
-
-def exit_code(result: ReproResult) -> int:
-    """0 only for a complete base-vs-fix measurement (GPU: outputs agree)."""
-    if not result.fix.skipped and not result.complete:
-        say("repro: partial result: some resends were not measured on base and fix")
-    return 0 if result.proven else 1
