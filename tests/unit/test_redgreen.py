@@ -249,6 +249,56 @@ def test_timeout_is_invalid_and_restores(
     assert_fork_intact(tree)
 
 
+# a red that appends its start to TOY_MARK, then hangs on base
+_HANGING_RED = """\
+import os
+import time
+
+from toy.calc import limit
+
+
+def test_limit_reaches_n():
+    if limit(3) != 3:
+        with open(os.environ["TOY_MARK"], "a") as fh:
+            fh.write(f"{os.getpid()}\\n")
+        time.sleep(120)
+    assert limit(16000) == 16000
+"""
+
+
+@pytest.mark.e2e
+def test_a_red_lost_in_the_schedule_is_not_waited_for_twice(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The schedule runs the red ahead and it times out; the fix's proof then
+    reads that very run (invalid: timed out) instead of hanging again."""
+    from forkkit import cli
+
+    mark = tmp_path / "starts"
+    monkeypatch.setenv("TOY_MARK", str(mark))
+    monkeypatch.setenv(testenv.PASS_ENV, "TOY_MARK")
+    changes = [
+        (
+            "[Bugfix] limit (hangs on base)",
+            {"toy/calc.py": FIXED_CALC, "tests/test_fix.py": _HANGING_RED},
+        )
+    ]
+    cfg = project(tmp_path, toy_upstream, changes=changes)
+    argv = ["--config", str(cfg.path), "red-green", "--parallel", "on"]
+    assert cli.main([*argv, "--timeout", "4"]) == 1
+    err = capfd.readouterr().err
+    assert "on 2 cores, longest first" in err  # the red ran in the schedule
+    assert mark.is_file(), err
+    assert len(mark.read_text().splitlines()) == 1, err  # and only there
+    assert "it did not finish; not run again" in err
+    doc = json.loads((cfg.work.report_dir("red_green") / "summary.json").read_text())
+    assert doc["valid"] is False
+
+
 @pytest.mark.e2e
 def test_unknown_related_suite_is_a_user_error(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path

@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,14 +123,48 @@ class CachedRun:
 
 
 @dataclass(frozen=True)
+class Unfinished:
+    """A run this command made that did not finish (it timed out, or pytest
+    died before writing its JUnit XML): never stored on disk, but the same
+    run asked for again by this command is this one, so a hang is waited
+    for once (its log is kept in memory)."""
+
+    run: PytestRun
+    log: bytes
+
+    def restore(self, out_dir: Path, name: str) -> PytestRun:
+        """This run again, its log copied into ``out_dir`` as ``NAME.log``."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        log = out_dir / f"{name}.log"
+        log.write_bytes(self.log)
+        junit = out_dir / f"{name}.xml"
+        junit.unlink(missing_ok=True)
+        return replace(self.run, junit=junit, log=log)
+
+
+@dataclass(frozen=True)
 class ResultCache:
     """Finished runs by :class:`ResultKey`; ``fresh`` reads only what this
     cache object stored itself (a run made now, shared by the proofs of one
-    command), and stores everything."""
+    command), and stores everything. Runs of this command that did not
+    finish are held in memory only (:class:`Unfinished`)."""
 
     root: Path
     fresh: bool = False
     stored_now: set[str] = field(default_factory=set, compare=False)
+    unfinished_now: dict[str, Unfinished] = field(default_factory=dict, compare=False)
+
+    def note_unfinished(self, key: ResultKey, run: PytestRun) -> None:
+        """Hold ``run`` (it did not finish) for this command's later asks."""
+        try:
+            log = run.log.read_bytes()
+        except OSError:
+            return
+        self.unfinished_now[key.digest()] = Unfinished(run, log)
+
+    def unfinished(self, key: ResultKey) -> Unfinished | None:
+        """This command's unfinished run of ``key``, if it made one."""
+        return self.unfinished_now.get(key.digest())
 
     def _entry(self, digest: str) -> Path:
         return self.root / digest[:2] / digest

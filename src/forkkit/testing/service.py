@@ -80,15 +80,28 @@ def run(
 ) -> Ran:
     """The cached run of ``spec``'s key when the cache has one, else pytest
     in the folder ``workspace()`` yields (again with fewer targets while
-    ``rerun`` asks for it). The workspace is entered only for a fresh run."""
-    hit = cache.get(spec.key()) if cache else None
+    ``rerun`` asks for it). The workspace is entered only for a fresh run.
+    A run of this command that did not finish (a hang, a crash) is that
+    run again, not a second wait."""
+    key = spec.key() if cache else None
+    hit = cache.get(key) if cache and key else None
     if hit is not None:
         restored = hit.restore(spec.out_dir, spec.name, spec.targets)
         how = "cached" if restored.cached else "run by this command already"
         say(f"{spec.name}: {how} (tree {spec.tree[:12]}, same env and arguments)")
         return Ran(restored, spec.targets, extra=dict(hit.extra), stored=True)
+    lost = cache.unfinished(key) if cache and key else None
+    if lost is not None:
+        say(
+            f"{spec.name}: run by this command already (tree {spec.tree[:12]}), "
+            "and it did not finish; not run again"
+        )
+        return Ran(lost.restore(spec.out_dir, spec.name), spec.targets, stored=True)
     with workspace() as folder:
-        return _attempts(spec, folder, stream=stream, cancel=cancel, rerun=rerun)
+        ran = _attempts(spec, folder, stream=stream, cancel=cancel, rerun=rerun)
+    if cache is not None and key is not None and not ran.finished:
+        cache.note_unfinished(key, ran.run)
+    return ran
 
 
 def _attempts(

@@ -14,8 +14,9 @@ after another. Durations are the test files' last measured times.
 Every run lands in the command's result cache, so each fix's proof then
 reads its runs from there, as runs of this command (never "cached"), and
 classifies exactly as it would have: a run is the same pytest run of the
-same tree whoever starts it. A run that did not finish is not kept, and the
-proof that needs it runs it again.
+same tree whoever starts it. A run that did not finish (a hang, a crash) is
+not stored, but the command holds it, so its proof reads that very run
+instead of waiting for the hang again.
 """
 
 from __future__ import annotations
