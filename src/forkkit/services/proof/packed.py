@@ -13,11 +13,13 @@ which process runs which file differs.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
+from forkkit.pin import is_commit_id
 from forkkit.services.proof.model import STEM
 from forkkit.services.proof.plan import Plan
 from forkkit.testing.forkruns import ForkRuns, SuiteRun
@@ -71,17 +73,32 @@ def _value(arg: str, rest: list[str]) -> str | None:
 
 def cutter(tree: ForkTree, head: str) -> Callable[[Sequence[str]], list[str]]:
     """Cuts targets into test files where collection allows it, from one
-    listing of ``head``'s tree (however many target lists it cuts)."""
+    listing of ``head``'s tree (however many target lists it cuts; one per
+    process for a commit id, whose content never changes)."""
     repo = tree.repo
+    key = (str(repo.path), head)
+    if key in _CUTTERS:
+        return _CUTTERS[key]
     entries = repo.ls_tree_modes(head, [])
     files = frozenset(p for p, (mode, _) in entries.items() if mode.startswith("100"))
     special = frozenset(entries) - files
 
+    @functools.cache
     def read(path: str) -> str | None:
-        blob = repo.blob(head, path)
-        return None if blob is None else repo.read_blob(blob).decode(errors="replace")
+        mode, oid = entries.get(path, ("", ""))
+        if not oid or mode == "160000":  # missing, or a submodule's commit
+            return None
+        return repo.read_blob(oid).decode(errors="replace")
 
-    return lambda targets: units(targets, files=files, read=read, special=special)
+    def cut(targets: Sequence[str]) -> list[str]:
+        return units(targets, files=files, read=read, special=special)
+
+    if is_commit_id(head):
+        _CUTTERS[key] = cut
+    return cut
+
+
+_CUTTERS: dict[tuple[str, str], Callable[[Sequence[str]], list[str]]] = {}
 
 
 def packed(
