@@ -192,6 +192,41 @@ def test_import_digest_is_kept_and_trusted_while_no_file_changed(
     assert content_digest([str(root)]) != content
 
 
+def test_a_rehash_reads_only_the_files_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a change to the test env (a package installed), only what
+    changed is read again: the other files' digests are kept by their stat
+    (size, mtime, ctime, inode); an edit in place with the same size and
+    the mtime set back is still read, since its ctime moved."""
+    from forkkit.testing import importdigest
+
+    root = tmp_path / "site"
+    root.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (root / name).write_text(f"{name} = 1\n")
+    known: importdigest.Known = {}
+    first = content_digest([str(root)], known)
+    assert sorted(Path(p).name for p in known) == ["a.py", "b.py", "c.py"]
+    read: list[str] = []
+    real = importdigest._read_digest
+
+    def counted(path: str) -> str:
+        read.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(importdigest, "_read_digest", counted)
+    assert content_digest([str(root)], known) == first and read == []
+    before = (root / "b.py").stat()
+    (root / "b.py").write_text("b.py = 2\n")  # same size
+    os.utime(root / "b.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+    (root / "d.py").write_text("new\n")
+    changed = content_digest([str(root)], known)
+    assert sorted(read) == ["b.py", "d.py"]
+    assert changed != first
+    assert changed == content_digest([str(root)])  # as a full hash says
+
+
 @pytest.mark.e2e
 def test_fix_runs_once_with_related_suites(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -9,7 +9,9 @@ interpreter itself. A package added, removed or edited in the test env, a
 Hashing a vLLM test env (about 100,000 files, 3.5 GB) takes seconds, so the
 digest is computed once and kept in ``store`` with a stat signature (every
 file's path, size and mtime; a fraction of a second to take again): while
-the signature holds, the kept digest stands.
+the signature holds, the kept digest stands. When it does not (a package
+installed), only the files whose size, mtime, ctime or inode moved are read
+again: each file's own digest is kept beside it.
 """
 
 from __future__ import annotations
@@ -115,24 +117,50 @@ def signature(roots: Sequence[str]) -> str:
     return hashlib.sha256(b"\n".join(sorted(lines))).hexdigest()
 
 
-def _file_digest(path: str) -> bytes:
-    h = hashlib.sha256(path.encode() + b"\0")
+Known = dict[str, list[object]]  # path -> [size, mtime_ns, ctime_ns, ino, sha256]
+
+
+def _stat_of(path: str) -> list[object]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _read_digest(path: str) -> str:
     try:
         with open(path, "rb") as fh:
-            h.update(hashlib.file_digest(fh, "sha256").digest())
+            return hashlib.file_digest(fh, "sha256").hexdigest()
     except OSError:
-        h.update(b"unreadable")
-    return h.digest()
+        return "unreadable"
 
 
-def content_digest(roots: Sequence[str]) -> str:
-    """sha256 over every file's path and content under ``roots``."""
+def content_digest(roots: Sequence[str], known: Known | None = None) -> str:
+    """sha256 over every file's path and content under ``roots``. A file
+    whose size, mtime, ctime and inode match its entry in ``known`` is not
+    read again (an edit in place changes the ctime, whatever the mtime is
+    set back to); ``known`` becomes the entries of what is there now."""
     files = sorted(_files(roots))
+    before = dict(known or {})
+    now: Known = {}
+    todo: list[tuple[str, list[object]]] = []
+    for path in files:
+        stat, kept = _stat_of(path), before.get(path)
+        if stat and kept and kept[:4] == stat and isinstance(kept[4], str):
+            now[path] = kept
+        else:
+            todo.append((path, stat))
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        digests = pool.map(_file_digest, files, chunksize=256)
-        total = hashlib.sha256()
-        for d in digests:
-            total.update(d)
+        read = pool.map(_read_digest, [p for p, _ in todo], chunksize=64)
+        for (path, stat), digest in zip(todo, read, strict=True):
+            now[path] = [*stat, digest] if stat else ["", "", "", "", digest]
+    total = hashlib.sha256()
+    for path in files:
+        total.update(hashlib.sha256(f"{path}\0{now[path][4]}".encode()).digest())
+    if known is not None:
+        known.clear()
+        known.update(now)
     return total.hexdigest()
 
 
@@ -179,9 +207,19 @@ def _taken(python: Path, store: Path | None) -> str:
     kept = _read(store) if store is not None else {}
     if kept.get("signature") == sig and isinstance(kept.get("content"), str):
         return str(kept["content"])
-    content = content_digest(roots)
+    files = kept.get("files")
+    known: Known = files if isinstance(files, dict) else {}
+    content = content_digest(roots, known)
     if store is not None:
-        _write(store, {"python": str(python), "signature": sig, "content": content})
+        _write(
+            store,
+            {
+                "python": str(python),
+                "signature": sig,
+                "content": content,
+                "files": known,
+            },
+        )
     return content
 
 
@@ -193,12 +231,12 @@ def _read(store: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def _write(store: Path, data: dict[str, str]) -> None:
+def _write(store: Path, data: dict[str, object]) -> None:
     """Best effort: a lost store only costs the next run a rehash."""
     tmp = store.with_name(f".{store.name}.{os.getpid()}")
     try:
         store.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        tmp.write_text(json.dumps(data, separators=(",", ":")) + "\n")
         os.replace(tmp, store)
     except OSError:
         tmp.unlink(missing_ok=True)
