@@ -99,7 +99,8 @@ def run(
         return Ran(lost.restore(spec.out_dir, spec.name), spec.targets, stored=True)
     with workspace() as folder:
         ran = _attempts(spec, folder, stream=stream, cancel=cancel, rerun=rerun)
-    if cache is not None and key is not None and not ran.finished:
+    killed = cancel is not None and cancel.is_set()  # by a sibling's failure
+    if cache is not None and key is not None and not ran.finished and not killed:
         cache.note_unfinished(key, ran.run)
     return ran
 
