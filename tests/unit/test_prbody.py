@@ -314,6 +314,7 @@ def test_a_home_of_the_root_folder_names_nothing(home: str) -> None:
     )
 
 
+@pytest.mark.e2e
 def test_pr_body_with_home_at_the_root(
     toy_project: ForkConfig,
     monkeypatch: pytest.MonkeyPatch,
@@ -375,6 +376,7 @@ def test_what_upstream_already_has() -> None:
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("data", [b"[[retired]\nname = 1", b"\xff\xfe not utf-8"])
 def test_a_damaged_retired_record_is_one_line(
     toy_project: ForkConfig, capsys: pytest.CaptureFixture[str], data: bytes

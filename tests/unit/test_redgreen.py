@@ -142,6 +142,7 @@ def test_import_error_red_is_invalid(
     assert_fork_intact(tree)
 
 
+@pytest.mark.e2e
 def test_no_tests_run_is_invalid(toy_project: ForkConfig, tmp_path: Path) -> None:
     tree = materialize(toy_project)
     result = prove(

@@ -77,6 +77,7 @@ LYING_CONFTEST = textwrap.dedent(
 )
 
 
+@pytest.mark.e2e
 def test_unresolved_fail_to_pass_is_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:

@@ -300,8 +300,13 @@ def _runner(tmp_path: Path, opts: ReproOptions, gpu: bool) -> Runner:
 
 @pytest.mark.parametrize("gpu", [False, True], ids=["cpu", "gpu-overlay"])
 def test_base_runs_with_base_runtime_and_leaves_no_worktree(
-    toy_project: ForkConfig, tmp_path: Path, gpu: bool
+    toy_project: ForkConfig,
+    tmp_path: Path,
+    gpu: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # a caller that lets Python write bytecode: no run writes it into a tree
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     tree = materialize(toy_project)
     opts = ReproOptions(prompt_lens=(16000, 100), kinds=("identical",))
     out = tmp_path / "reports"

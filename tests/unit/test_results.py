@@ -124,6 +124,7 @@ def test_an_entry_that_does_not_hold_what_it_stored_is_a_miss(
     assert cache.get(key) is not None
 
 
+@pytest.mark.contract
 def test_key_covers_what_the_interpreter_imports_and_the_runs_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,7 +23,10 @@ def _tree(root: Path) -> Path:
 
 
 def _spec(root: Path, targets: tuple[str, ...], *, tree: str = "t" * 40) -> RunSpec:
-    env = testenv.TestEnv(python=Path(sys.executable), env={}, key="t")
+    # kept where forkkit keeps an external interpreter's digest, so this
+    # interpreter is hashed once, not once per test process
+    store = testenv.external_store(sys.executable)
+    env = testenv.TestEnv(python=Path(sys.executable), env={}, key="t", store=store)
     return RunSpec("run", tree, targets, env, root / "out", ("-p", "no:cacheprovider"))
 
 

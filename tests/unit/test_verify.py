@@ -217,6 +217,7 @@ def test_verify_passes_on_only_selection_and_output_options(
     assert unsafe_pytest_arg(args) == bad
 
 
+@pytest.mark.e2e
 def test_verify_refuses_a_report_with_a_pytest_argument_that_writes_files(
     toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -228,6 +229,7 @@ def test_verify_refuses_a_report_with_a_pytest_argument_that_writes_files(
     assert "a replay does not pass on" in err and not target.exists()
 
 
+@pytest.mark.e2e
 def test_verify_refuses_a_report_made_in_another_test_environment(
     toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -147,8 +147,11 @@ def _user_cache() -> Path:
     return Path(root) / "forkkit"
 
 
-def _path_digest(path: str) -> str:
-    return hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]
+def external_store(python: str) -> Path:
+    """Where the import digest of an interpreter forkkit did not build is
+    kept (in the user's cache, one file per interpreter path)."""
+    digest = hashlib.sha256(os.path.abspath(python).encode()).hexdigest()[:12]
+    return _user_cache() / f"imports-{digest}.json"
 
 
 def _create_venv(venv: Path) -> None:
@@ -197,7 +200,7 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             key="external",
             deselect=cfg.testenv.deselect,
             passed=(*cfg.testenv.pass_env, *EXTERNAL_PASSED, *cfg.testenv.env),
-            store=_user_cache() / f"imports-{_path_digest(override)}.json",
+            store=external_store(override),
         )
     key = env_key(cfg, tree)
     venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
