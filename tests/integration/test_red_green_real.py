@@ -2,11 +2,11 @@
 (pins/0.30.0): red is the fork with only that fix's runtime hunks reverted,
 every other fix kept; green is the fork; side by side.
 
-The related suites are left to the main job (``forkkit red-green`` on the
-project's pin runs them, packed onto both cores); here each fix's own
-classification is what is checked, count for count. The three fixes share
-one run of their focused tests on the fork (the result cache serves it to
-the second and third), so this is three reds and one green."""
+Each fix's own classification is checked, count for count. The runs are
+the ones the main job makes on the same trees (``red-green --all-lines``
+proves this line: three reds and the related suites on the fork, which hold
+every fix's focused tests): the result cache serves them here when the main
+job ran first, as it does in CI; alone, this test makes them itself."""
 
 from __future__ import annotations
 
@@ -47,7 +47,6 @@ def test_each_seed_fix_is_proven_alone(
         result = prove(
             cfg,
             tree,
-            related=False,
             parallel=True,  # red beside green: that path on real vLLM too
             out_dir=out,
             stream=False,
@@ -61,7 +60,9 @@ def test_each_seed_fix_is_proven_alone(
         assert (len(f2p), len(p2p)) == SEED_FIXES[fix.id], fix.id
         assert result.red.report is not None
         assert all(result.red.report.tests[t].is_assertion for t in f2p)
-        assert result.related is None
+        # green is read from the related run, which holds the focused tests
+        assert result.related is not None and result.related.report is not None
+        assert result.green.tree == result.related.tree
         # Red: this fix's runtime files changed back, every other one kept.
         for other in fixes.fixes:
             for f in set(other.runtime_files) - set(fix.runtime_files):

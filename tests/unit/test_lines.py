@@ -101,3 +101,40 @@ def test_a_line_name_is_one_folder(tmp_path: Path) -> None:
         ForkkitError, match=r"\[line\] name '../up': not a release name"
     ):
         load_config(toml)
+
+
+@pytest.mark.e2e
+def test_the_next_line_is_prepared_while_one_is_proven(
+    toy_upstream: SyntheticUpstream,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """--all-lines builds a later line's fork tree (and test venv) on a
+    background thread while the first line's runs go; an error of that
+    line is still its own, one line, in its turn."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
+    main = make_project(tmp_path / "main", toy_upstream, "1.0")
+    other = make_project(tmp_path / "old", toy_upstream, "1.1")
+    other.path.write_text(other.path.read_text() + '\n[line]\nname = "1.1"\n')
+    main.path.write_text(
+        main.path.read_text() + '\n[line]\nalso = ["../old/fork.toml"]\n'
+    )
+    args = ["--config", str(main.path), "red-green", "--all-lines"]
+    assert cli.main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    ready = next(i for i, x in enumerate(err) if "lines/1.1/fork: 1 patch" in x)
+    first_proof = next(i for i, x in enumerate(err) if "; green: " in x)
+    assert ready < first_proof, "\n".join(err)
+    # the later line's series no longer applies: its own error, after the
+    # first line was proven
+    patch = next((tmp_path / "old" / "patches").glob("0001-*.patch"))
+    text = patch.read_text()
+    patch.write_text(text.replace("-    return n - 1", "-    return n - 9"))
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err.splitlines()
+    errors = [i for i, x in enumerate(err) if x.startswith("forkkit: error: ")]
+    assert len(errors) == 1 and patch.name in err[errors[0]], err
+    assert any("; green: " in x for x in err[: errors[0]])  # line 1 was proven

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +38,7 @@ from forkkit.services.proof.summary import (
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.forkruns import SuiteRun
+from forkkit.testing.importdigest import warm
 
 
 def _base(req: Request, tree: ForkTree) -> str | None:
@@ -132,9 +136,38 @@ def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
             "--out, --dest and --base (use them on one line's config)"
         )
     configs = [cfg, *(load_config(p) for p in cfg.also)]
-    proven = [prove_line(c, req) for c in configs]
+    ready = _prepared_in_the_background(configs[1:])
+    proven: list[Proven] = []
+    for i, line in enumerate(configs):
+        if i:
+            ready[i - 1].result()  # its error, if any, is this line's
+        proven.append(prove_line(line, req))
     found = [(p.summary, p.folder / f"{SUMMARY_STEM}.md") for p in proven]
     return _lines_table(cfg, found, proven=tuple(proven))
+
+
+def _prepared_in_the_background(configs: Sequence[ForkConfig]) -> list[Future[None]]:
+    """The later lines' fork trees and test venvs (and the venvs' import
+    digests), made one after the other on a background thread while the
+    first line is proven: a venv build waits mostly on the network and the
+    disk, which the runs leave free. Each line waits for its own before it
+    is proven, and its proof materializes and checks them again (both
+    instant when nothing changed); an error is raised in that line's turn."""
+    futures: list[Future[None]] = [Future() for _ in configs]
+
+    def prepare() -> None:
+        for line, done in zip(configs, futures, strict=True):
+            try:
+                tree = materialize(line)
+                env = ensure_testenv(line, tree.path)
+                warm(env.python, env.store).result()
+                done.set_result(None)
+            except BaseException as exc:  # handed to the line's turn
+                done.set_exception(exc)
+
+    if configs:
+        threading.Thread(target=prepare, name="lines-ahead", daemon=True).start()
+    return futures
 
 
 def collect_lines(cfg: ForkConfig, source: Path) -> Lines:
