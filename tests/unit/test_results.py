@@ -228,6 +228,38 @@ def test_a_rehash_reads_only_the_files_that_changed(
     assert changed == content_digest([str(root)])  # as a full hash says
 
 
+def test_the_kept_digest_is_read_without_the_files_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-file entries (about 100,000 of them for a vLLM venv) are kept
+    beside the digest and read only for a rehash: an unchanged rerun reads
+    the small store alone."""
+    from forkkit.testing import importdigest
+
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "a.py").write_text("A = 1\n")
+    monkeypatch.setattr(importdigest, "import_roots", lambda _: (str(root),))
+    store = tmp_path / "venv.digest.json"
+    first = importdigest._taken(Path("python"), store)
+    entries = tmp_path / "venv.digest.files.json"
+    assert "files" not in json.loads(store.read_text())
+    assert list(json.loads(entries.read_text())["files"]) == [str(root / "a.py")]
+    opened: list[str] = []
+    real = importdigest._read
+
+    def counted(path: Path) -> dict[str, object]:
+        opened.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(importdigest, "_read", counted)
+    assert importdigest._taken(Path("python"), store) == first
+    assert opened == [store.name]
+    (root / "b.py").write_text("B = 1\n")
+    assert importdigest._taken(Path("python"), store) != first
+    assert opened[1:] == [store.name, entries.name]
+
+
 @pytest.mark.e2e
 def test_fix_runs_once_with_related_suites(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -83,3 +83,38 @@ def test_a_lines_runs_are_packed_ahead_and_each_proof_reads_them(
     again = [a for a in args if a != "--fresh"]
     assert main([*again, "--parallel", "on", "--out", str(tmp_path / "b")]) == 0
     assert len(started) == ran and "on 2 cores" not in capsys.readouterr().err
+
+
+@pytest.mark.e2e
+def test_an_unchanged_rerun_waits_for_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#35: a rerun whose runs are all in the cache does not sample the
+    cores (0.2 s) and looks at the fork tree's uncommitted changes once,
+    not once per plan; a dirty tree is still refused."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = make_two_fix_project(
+        tmp_path / "p", SyntheticUpstream(tmp_path / "up"), "1.0"
+    )
+    args = ["--config", str(cfg.path), "red-green", "--no-related"]
+    assert main(args) == 0
+    sampled: list[float] = []
+
+    def sample(**kw: float) -> float:
+        sampled.append(kw.get("sample_s", 0.0))
+        return 0.0
+
+    monkeypatch.setattr("forkkit.services.proof.run.busy_cpus", sample)
+    trace = tmp_path / "git.trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    assert main(args) == 0
+    assert sampled == []
+    statuses = [x for x in trace.read_text().splitlines() if "git status" in x]
+    assert len(statuses) == 1, statuses
+    # a new run: the cores are sampled for it
+    assert main([*args, "--fresh"]) == 0
+    assert sampled
+    # a dirty tree is refused, however many proofs there are
+    (cfg.work.fork / "toy" / "calc.py").write_text("X = 1\n")
+    assert main(args) == 2

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
@@ -47,3 +50,39 @@ def test_git_housekeeping_is_done_when_the_git_command_returns(
     git_dir = repo.path / ".git"
     assert not (git_dir / "gc.pid").exists()  # no gc still running behind
     assert list((git_dir / "objects" / "pack").glob("*.pack"))
+
+
+def test_an_object_found_is_asked_once_and_a_new_repository_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup by full object id names the same object for as long as the
+    repository exists: git is asked once per process. A repository made
+    anew in the same folder is asked again (it may not have the object)."""
+    trace = tmp_path / "git.trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+
+    def repo_with(text: str) -> tuple[Repo, str]:
+        repo = Repo.init(tmp_path / "r")
+        (tmp_path / "r" / "f.txt").write_text(text)
+        subprocess.run(["git", "add", "f.txt"], cwd=tmp_path / "r", check=True)
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+            cwd=tmp_path / "r",
+            check=True,
+        )
+        head = repo.rev("HEAD")
+        assert head is not None
+        return repo, head
+
+    def asked() -> int:
+        return trace.read_text().count("rev-parse") if trace.exists() else 0
+
+    repo, head = repo_with("a\n")
+    blob = repo.blob(head, "f.txt")
+    before = asked()
+    assert repo.blob(head, "f.txt") == blob and repo.rev(head) == head
+    assert repo.rev(head) == head and asked() == before + 1  # rev once, blob kept
+    shutil.rmtree(tmp_path / "r")
+    other, other_head = repo_with("b\n")
+    assert other_head != head
+    assert other.rev(head) is None and other.blob(head, "f.txt") is None

@@ -9,7 +9,9 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,12 +117,27 @@ _LIST_DISTS = (
 )
 
 
-@functools.lru_cache(maxsize=8)
 def installed(python: Path) -> str:
     """sha256 of the distributions ``python`` has installed (name==version,
     sorted): a package upgraded in the test env changes it."""
-    listed = isolated_output(python, _LIST_DISTS, what="packages")
-    return hashlib.sha256(listed.encode()).hexdigest()
+    return _listing(python).result()
+
+
+@functools.lru_cache(maxsize=8)
+def _listing(python: Path) -> Future[str]:
+    """:func:`installed`, started on a background thread (once per process)
+    when the env is first handed out, beside its import digest."""
+    done: Future[str] = Future()
+
+    def work() -> None:
+        try:
+            listed = isolated_output(python, _LIST_DISTS, what="packages")
+            done.set_result(hashlib.sha256(listed.encode()).hexdigest())
+        except BaseException as exc:  # handed to whoever waits for it
+            done.set_exception(exc)
+
+    threading.Thread(target=work, name="installed", daemon=True).start()
+    return done
 
 
 def env_key(cfg: ForkConfig, tree: Path) -> str:
@@ -177,6 +194,24 @@ def _create_venv(venv: Path) -> None:
         ) from None
 
 
+def prewarm(cfg: ForkConfig, tree: Path) -> None:
+    """Start, in the background, what a run's cache key needs of the test
+    venv a tree already on disk names, if that venv is built: its import
+    digest and package listing. Best effort, before the tree is brought up
+    to date: a venv that turns out not to be the one is only work lost."""
+    if os.environ.get("FORKKIT_TESTENV_PYTHON"):
+        return
+    try:
+        key = env_key(cfg, tree)
+    except (ForkkitError, OSError):
+        return
+    venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
+    python = venv / "bin" / "python"
+    if (venv / OK_MARKER).exists() and python.exists():
+        warm(python, venv.with_name(f"{venv.name}.digest.json"))
+        _listing(python)
+
+
 def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     """Build the venv once per requirement set and reuse it.
 
@@ -214,6 +249,7 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
     )
     if (venv / OK_MARKER).exists() and ready.python.exists():
         warm(ready.python, ready.store)  # the result cache's key needs it
+        _listing(ready.python)  # and the report its packages
         return ready
     # one builder; the others wait for it, then reuse its venv
     with exclusive(venv.parent / f".{venv.name}.lock"):

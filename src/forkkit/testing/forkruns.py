@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,10 +60,32 @@ class SuiteRun:
         return self.report.summary() if self.report else {}
 
 
+# The fork trees found clean in this command (see clean_once); None: outside
+# such a command, every check looks again.
+_CLEAN: ContextVar[set[str] | None] = ContextVar("forkkit_clean", default=None)
+
+
+@contextmanager
+def clean_once() -> Iterator[None]:
+    """In the block, a fork tree found clean is not looked at again: one
+    command's proofs all test commits checked out elsewhere, so the check is
+    about what the user asked for, and once per command says it."""
+    token = _CLEAN.set(set())
+    try:
+        yield
+    finally:
+        _CLEAN.reset(token)
+
+
 def require_committed(repo: Repo, what: str) -> None:
     """Refuse (one line naming the files) unless the work tree is exactly HEAD."""
+    clean = _CLEAN.get()
+    if clean is not None and str(repo.path) in clean:
+        return
     dirty = repo.dirty()
     if not dirty:
+        if clean is not None:
+            clean.add(str(repo.path))
         return
     shown = first_few(dirty, SHOWN_FILES)
     raise ForkkitError(
@@ -73,10 +96,11 @@ def require_committed(repo: Repo, what: str) -> None:
 
 
 def _target(
-    repo: Repo, *, head: str, source: str, runtime_files: Sequence[str], name: str
+    repo: Repo, *, head: str, source: str, runtime_files: Sequence[str]
 ) -> tuple[str, str]:
     """The commit to test and its tree: ``head``, or ``head`` with the
-    runtime files of ``source`` (an overlay commit)."""
+    runtime files of ``source`` (an overlay commit, the same for every run
+    that asks for it: its message does not name the run)."""
     same = all(repo.blob(source, f) == repo.blob(head, f) for f in runtime_files)
     if same:
         return head, repo.tree(head)
@@ -85,7 +109,7 @@ def _target(
         onto=head,
         source=source,
         paths=list(runtime_files),
-        message=f"forkkit {name}: runtime files from {source}\n",
+        message=f"forkkit: runtime files from {source}\n",
     )
     return overlay.commit, overlay.tree
 
@@ -148,7 +172,6 @@ class ForkRuns:
             head=head_id,
             source=source,
             runtime_files=self.runtime_files,
-            name=name,
         )
         spec = RunSpec(
             name,

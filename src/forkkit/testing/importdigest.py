@@ -207,20 +207,20 @@ def _taken(python: Path, store: Path | None) -> str:
     kept = _read(store) if store is not None else {}
     if kept.get("signature") == sig and isinstance(kept.get("content"), str):
         return str(kept["content"])
-    files = kept.get("files")
+    # each file's entry is kept beside the store, read only on a rehash
+    entries = _files_of(store) if store is not None else None
+    files = _read(entries).get("files") if entries is not None else None
     known: Known = files if isinstance(files, dict) else {}
     content = content_digest(roots, known)
-    if store is not None:
-        _write(
-            store,
-            {
-                "python": str(python),
-                "signature": sig,
-                "content": content,
-                "files": known,
-            },
-        )
+    if store is not None and entries is not None:
+        _write(entries, {"files": known})
+        _write(store, {"python": str(python), "signature": sig, "content": content})
     return content
+
+
+def _files_of(store: Path) -> Path:
+    """Where the per-file entries of ``store`` are kept."""
+    return store.with_name(f"{store.stem}.files.json")
 
 
 def _read(store: Path) -> dict[str, object]:

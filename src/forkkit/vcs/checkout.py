@@ -20,7 +20,7 @@ class WorkTree(GitBound):
 
     def git_dir(self) -> Path:
         """The absolute ``.git`` folder (per worktree)."""
-        return Path(self._git.out("rev-parse", "--absolute-git-dir"))
+        return Path(self._git.absolute_git_dir())
 
     def dirty(self) -> list[str]:
         """Modified, staged or untracked (not ignored) paths, sorted; a file

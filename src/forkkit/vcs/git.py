@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +66,29 @@ _CONFIG = tuple(
     )
     for arg in ("-c", pair)
 )
+
+
+# Found answers of lookups that start with a full object id (see Git.lookup).
+_FULL_ID = re.compile(r"[0-9a-f]{40}([^0-9a-f]|$)")
+_FOUND: dict[tuple[str, int, int, int, str], str] = {}
+
+
+def folder_identity(cwd: Path) -> tuple[str, int, int, int] | None:
+    """A repository folder's path and identity: device, inode, and the
+    ctime, which moves when an entry such as ``.git`` is made or removed in
+    it; None when the folder cannot be read. What is kept of a repository
+    for the process is kept under it, so one made anew in its place is
+    asked again."""
+    try:
+        st = os.stat(cwd)
+    except OSError:
+        return None
+    return (str(cwd), st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
+def _memo_key(cwd: Path, spec: str) -> tuple[str, int, int, int, str] | None:
+    found = folder_identity(cwd)
+    return None if found is None else (*found, spec)
 
 
 class GitError(ForkkitError):
@@ -151,16 +175,53 @@ class Git:
 
     def rev(self, ref: str) -> str | None:
         """The commit a ref names, or None."""
-        proc = self.run("rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
-        return proc.stdout.strip() or None
+        return self.lookup(f"{ref}^{{commit}}")
+
+    def lookup(self, spec: str) -> str | None:
+        """The object ``spec`` names (``rev-parse --verify``), or None. One
+        that starts with a full object id names the same object for as long
+        as the repository exists, so a found answer is kept for the process
+        (keyed by the folder's identity: a repository made anew in its place
+        is asked again). A lookup that finds nothing is always asked again."""
+        memo = _memo_key(self.cwd, spec) if _FULL_ID.match(spec) else None
+        if memo is not None and memo in _FOUND:
+            return _FOUND[memo]
+        proc = self.run("rev-parse", "--verify", "-q", spec, check=False)
+        found = proc.stdout.strip() or None
+        if memo is not None and found is not None:
+            _FOUND[memo] = found
+        return found
 
     def is_clean(self) -> bool:
         return self.out("status", "--porcelain", "--untracked-files=no") == ""
 
+    def kept_out(self, *args: str, revs: Sequence[str]) -> str:
+        """stdout of ``git ARGS`` (a read), kept for the process when every
+        one of ``revs`` (the revisions it reads) starts with a full object
+        id: its answer cannot change while the repository exists."""
+        fixed = all(_FULL_ID.match(r) for r in revs)
+        memo = _memo_key(self.cwd, "\0".join(args)) if fixed else None
+        if memo is not None and memo in _FOUND:
+            return _FOUND[memo]
+        out = self.run(*args).stdout
+        if memo is not None:
+            _FOUND[memo] = out
+        return out
+
+    def absolute_git_dir(self) -> str:
+        """``rev-parse --absolute-git-dir``: the same while the folder's
+        identity holds (its ``.git`` made anew changes it), so kept."""
+        memo = _memo_key(self.cwd, "--absolute-git-dir")
+        if memo is not None and memo in _FOUND:
+            return _FOUND[memo]
+        found = self.out("rev-parse", "--absolute-git-dir")
+        if memo is not None:
+            _FOUND[memo] = found
+        return found
+
     def blob(self, rev: str, path: str) -> str | None:
         """The blob SHA of ``path`` at ``rev`` (None if absent)."""
-        proc = self.run("rev-parse", "-q", "--verify", f"{rev}:{path}", check=False)
-        return proc.stdout.strip() or None
+        return self.lookup(f"{rev}:{path}")
 
     @classmethod
     def init(cls, path: Path, *, bare: bool = False) -> Git:

@@ -28,12 +28,14 @@ class Objects(GitBound):
 
     def object_id(self, ref: str) -> str | None:
         """The object ``ref`` names (any type), or None."""
-        proc = self._git.run("rev-parse", "--verify", "-q", ref, check=False)
-        return proc.stdout.strip() or None
+        return self._git.lookup(ref)
 
     def tree(self, rev: str) -> str:
         """The tree id of ``rev``."""
-        return self._git.out("rev-parse", f"{rev}^{{tree}}")
+        found = self._git.lookup(f"{rev}^{{tree}}")
+        if found is None:
+            self._git.run("rev-parse", f"{rev}^{{tree}}")  # its error, as before
+        return found or ""
 
     def blob(self, rev: str, path: str) -> str | None:
         """The blob id of ``path`` at ``rev`` (None if absent)."""
@@ -97,7 +99,7 @@ class Objects(GitBound):
         """``path -> (mode, object id)`` of the entries under ``paths`` at
         ``rev``, names as they are (``-z``: no quoting); mode 120000 is a
         symlink, 160000 a submodule."""
-        out = self._git.run("ls-tree", "-r", "-z", rev, "--", *paths).stdout
+        out = self._git.kept_out("ls-tree", "-r", "-z", rev, "--", *paths, revs=[rev])
         entries = {}
         for record in out.split("\0"):
             if record:
@@ -108,7 +110,8 @@ class Objects(GitBound):
 
     def changed_paths(self, a: str, b: str) -> list[str]:
         """Paths that differ between two revisions."""
-        return self._git.out("diff", "--name-only", a, b).splitlines()
+        out = self._git.kept_out("diff", "--name-only", a, b, revs=[a, b])
+        return out.strip().splitlines()
 
     def diff(self, *, a: str, b: str | None = None, paths: Sequence[str] = ()) -> str:
         """A full-index unified diff from ``a`` to ``b`` (the work tree if None)."""

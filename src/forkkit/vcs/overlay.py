@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from forkkit.errors import ForkkitError
 from forkkit.vcs.apply import ApplyResult
+from forkkit.vcs.git import folder_identity
 from forkkit.vcs.repo import Repo
 
 
@@ -66,6 +67,12 @@ def file_entries(
     return entries
 
 
+# Overlays and reverts made in this process: the commit is a function of its
+# inputs (a fixed author, committer and date), so the same inputs give the
+# same one (kept under the folder's identity, see folder_identity).
+_MADE: dict[tuple[object, ...], Overlay | SeriesRevert] = {}
+
+
 def overlay_commit(
     repo: Repo, *, onto: str, source: str, paths: Sequence[str], message: str
 ) -> Overlay:
@@ -78,6 +85,10 @@ def overlay_commit(
     if onto_id is None or source_id is None:
         missing = onto if onto_id is None else source
         raise ForkkitError(f"{repo.path}: no revision {missing!r}; materialize first")
+    memo = folder_identity(repo.path)
+    key = None if memo is None else (*memo, onto_id, source_id, tuple(paths), message)
+    if key is not None and key in _MADE:
+        return _MADE[key]  # type: ignore[return-value]
     want = file_entries(repo, source_id, paths)
     with repo.scratch_index(f"overlay-{threading.get_ident()}") as index:
         index.read_tree(onto_id)
@@ -89,9 +100,12 @@ def overlay_commit(
                 index.set_entry(path, entry[1], entry[0])
         tree = index.write_tree()
     commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
-    return Overlay(
+    made = Overlay(
         commit=commit, tree=tree, onto=onto_id, source=source_id, paths=tuple(paths)
     )
+    if key is not None:
+        _MADE[key] = made
+    return made
 
 
 @dataclass(frozen=True)
@@ -134,6 +148,19 @@ def revert_patches_commit(
     onto_id = repo.rev(onto)
     if onto_id is None:
         raise ForkkitError(f"{repo.path}: no revision {onto!r}; materialize first")
+    memo = folder_identity(repo.path)
+    key = None if memo is None else (*memo, onto_id, tuple(patches), message)
+    if key is not None and key in _MADE:
+        return _MADE[key]  # type: ignore[return-value]
+    made = _reverted(repo, onto_id=onto_id, patches=patches, message=message)
+    if key is not None:
+        _MADE[key] = made
+    return made
+
+
+def _reverted(
+    repo: Repo, *, onto_id: str, patches: Sequence[str], message: str
+) -> SeriesRevert:
     with repo.scratch_index(f"revert-fix-{threading.get_ident()}") as index:
         index.read_tree(onto_id)
         for i, text in enumerate(patches):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -36,8 +37,8 @@ from forkkit.services.proof.summary import (
     render_summary,
 )
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.env import ensure_testenv
-from forkkit.testing.forkruns import SuiteRun
+from forkkit.testing.env import ensure_testenv, prewarm
+from forkkit.testing.forkruns import SuiteRun, clean_once
 from forkkit.testing.importdigest import warm
 
 
@@ -60,13 +61,17 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             f"--tests: the series has {len(chosen)} fixes "
             f"({', '.join(f.id for f in chosen)}); name the one they prove with --fix"
         )
+    prewarm(cfg, req.dest or cfg.work.fork)  # the venv's digest, meanwhile
     tree = materialize(cfg, dest=req.dest)
     base = _base(req, tree)
-    parallel = resolve_parallel(req.parallel)
+    # sampled (0.2 s) only when something is to run: a rerun never waits
+    parallel = functools.cache(functools.partial(resolve_parallel, req.parallel))
+    nothing_runs = False  # every run of every fix is in the cache already
     # one cache for every fix: with --fresh, a run made now serves them all
     cache = ResultCache(cfg.work.results, fresh=req.fresh)
 
     def ahead() -> None:  # every fix's runs packed onto the cores at once
+        nonlocal nothing_runs
         how = Ahead(
             env=ensure_testenv(cfg, tree.path),
             cache=cache,
@@ -75,8 +80,11 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             timeout=req.timeout,
             related=req.related,
             base=base,
+            may_pack=parallel,
         )
-        run_ahead(cfg, tree, fixes=fixes, chosen=chosen, how=how)
+        nothing_runs = run_ahead(cfg, tree, fixes=fixes, chosen=chosen, how=how)
+
+    ahead_or_none = None if req.tests else ahead
 
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
         return prove(
@@ -86,7 +94,7 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             pytest_args=req.pytest_args,
             related=req.related,
             out_dir=out,
-            parallel=parallel,
+            parallel=not nothing_runs and parallel(),  # side by side, if any ran
             timeout=req.timeout,
             fresh=req.fresh,
             checks=req.checks,
@@ -96,19 +104,14 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             cache=cache,
         )
 
-    if req.fix is None:
-        proven = prove_fixes(
-            cfg,
-            chosen,
-            out=req.out,
-            prove_one=prove_one,
-            ahead=ahead if parallel and not req.tests else None,
+    with clean_once():  # the fork tree's uncommitted-changes check, once
+        if req.fix is not None:  # that fix's report alone is replaced
+            return prove_one_fix(
+                cfg, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
+            )
+        return prove_fixes(
+            cfg, chosen, out=req.out, prove_one=prove_one, ahead=ahead_or_none
         )
-    else:  # that fix's report alone is replaced; the summary is written again
-        proven = prove_one_fix(
-            cfg, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
-        )
-    return proven
 
 
 @dataclass(frozen=True)

@@ -98,6 +98,8 @@ class Ahead:
     timeout: float | None = None
     related: bool = True
     base: str | None = None
+    # asked only when there is something to run: may runs go side by side?
+    may_pack: Callable[[], bool] = lambda: True
 
 
 def run_ahead(
@@ -107,13 +109,15 @@ def run_ahead(
     fixes: FixSet,
     chosen: Sequence[Fix],
     how: Ahead,
-) -> None:
+) -> bool:
     """Run every red of ``chosen`` and the run on the fix into the command's
     result cache, packed onto the cores; nothing when there is nothing to
-    pack (one run), a plan cannot be made (each proof says why) or the
-    pytest arguments do not act on each test alone."""
+    pack (one run), a plan cannot be made (each proof says why), the
+    pytest arguments do not act on each test alone, or ``may_pack``
+    says no. True when every one of those runs was in the cache already
+    (nothing is left for the proofs to run)."""
     if not packable_args(how.pytest_args):
-        return
+        return False
     try:
         plans = [
             make_plan(
@@ -122,9 +126,9 @@ def run_ahead(
             for f in chosen
         ]
     except ForkkitError:
-        return
+        return False
     if not plans or len({p.fix_run for p in plans}) != 1:
-        return
+        return False
     with cfg.work.scratch_folder(AHEAD) as folder:
         runs = ForkRuns(
             runtime_files=(),
@@ -135,36 +139,28 @@ def run_ahead(
             timeout=how.timeout,
             cache=how.cache,
         )
-        _schedule(tree, plans, runs, timings=how.timings)
+        return _schedule(tree, plans, runs, timings=how.timings, may_pack=how.may_pack)
 
 
 def _schedule(
-    tree: ForkTree, plans: Sequence[Plan], runs: ForkRuns, *, timings: Timings
-) -> None:
-    """Plan the lanes from the measured times, run them, keep the whole run."""
+    tree: ForkTree,
+    plans: Sequence[Plan],
+    runs: ForkRuns,
+    *,
+    timings: Timings,
+    may_pack: Callable[[], bool],
+) -> bool:
+    """Plan the lanes from the measured times, run them, keep the whole run
+    (True: every run was cached, nothing to do)."""
     head, fix_run = plans[0].head, plans[0].fix_run
     cut = cutter(tree, head)
     weights = timings.load()
     parts = [] if runs.has(tree, head, fix_run, name="fix") else cut(fix_run)
-    mean = unmeasured_weight(
-        [*parts, *(t for p in plans for t in cut(p.targets))], weights
-    )
-    reds = [
-        Job(
-            f"red-{p.fix_id}",
-            p.base,
-            p.targets,
-            weights.get(red_key(p.targets)) or estimate(cut(p.targets), weights, mean),
-            p.runtime,
-        )
-        for p in plans
-        if not p.guard
-    ]
-    reds = [
-        j for j in reds if not _own(runs, j).has(tree, j.rev, j.targets, name="red")
-    ]
-    if len(reds) + min(len(parts), CORES) < 2:
-        return  # one run at most: the proof runs it as it would
+    reds = _reds_to_run(tree, plans, runs, parts=parts, weights=weights)
+    if not reds and not parts:
+        return True
+    if len(reds) + min(len(parts), CORES) < 2 or not may_pack():
+        return False  # one run at most: the proof runs it as it would
     by_core, shards = lanes(reds, parts, weights, cores=CORES)
     say(
         f"{len(reds)} red(s) and {len(parts)} test file(s) of the run on the fix "
@@ -196,6 +192,37 @@ def _schedule(
         runs.keep_whole(tree, head, fix_run, run=whole)
         if whole.report is not None:
             timings.update(weigh(parts, whole.report))
+    return False
+
+
+def _reds_to_run(
+    tree: ForkTree,
+    plans: Sequence[Plan],
+    runs: ForkRuns,
+    *,
+    parts: Sequence[str],
+    weights: dict[str, float],
+) -> list[Job]:
+    """Each fix's red not in the cache, weighed by its last wall time or
+    estimated from its test files' times."""
+    cut = cutter(tree, plans[0].head)
+    mean = unmeasured_weight(
+        [*parts, *(t for p in plans for t in cut(p.targets))], weights
+    )
+    reds = [
+        Job(
+            f"red-{p.fix_id}",
+            p.base,
+            p.targets,
+            weights.get(red_key(p.targets)) or estimate(cut(p.targets), weights, mean),
+            p.runtime,
+        )
+        for p in plans
+        if not p.guard
+    ]
+    return [
+        j for j in reds if not _own(runs, j).has(tree, j.rev, j.targets, name="red")
+    ]
 
 
 def _own(runs: ForkRuns, job: Job) -> ForkRuns:
