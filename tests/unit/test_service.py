@@ -5,13 +5,14 @@ result cache around the run and a rerun policy (real pytest subprocesses)."""
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import nullcontext
 from pathlib import Path
 
 from forkkit.testing import env as testenv
 from forkkit.testing import service
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.pytest_run import PytestRun
+from forkkit.testing.pytest_run import PytestRun, run_pytest
 from forkkit.testing.service import RunSpec
 
 
@@ -94,3 +95,45 @@ def test_an_unfinished_run_is_not_kept(tmp_path: Path) -> None:
     assert ran.run.timed_out and not ran.finished
     service.keep(spec, ran, cache=cache)
     assert cache.get(spec.key()) is None
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or one that has ended (a zombie not reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_run_ends_with_pytest_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """#35: once pytest is done the run's interpreter ends at once (its exit
+    handlers and module teardown, about 2 s with torch loaded, are skipped)
+    with pytest's exit status and its JUnit whole; and what a test left
+    running is killed with the run's process group."""
+    tree = tmp_path / "tree"
+    (tree / "tests").mkdir(parents=True)
+    pid_file, atexit_file = tmp_path / "sleeper.pid", tmp_path / "atexit.ran"
+    (tree / "tests" / "test_leak.py").write_text(
+        "import atexit, subprocess\n"
+        f"atexit.register(lambda: open({str(atexit_file)!r}, 'w').close())\n"
+        "def test_leaves_a_sleeper():\n"
+        "    p = subprocess.Popen(['sleep', '300'])\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "def test_fails():\n"
+        "    assert 1 == 2\n"
+    )
+    env = testenv.TestEnv(python=Path(sys.executable), env={}, key="t")
+    run = run_pytest(
+        env, tree, ["tests"], out_dir=tmp_path / "out", name="r", stream=False
+    )
+    assert run.returncode == 1
+    assert 'tests="2"' in run.junit.read_text() and "1 failed, 1 passed" in (
+        run.log.read_text()
+    )
+    assert not atexit_file.exists()  # the interpreter ended after pytest
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid)

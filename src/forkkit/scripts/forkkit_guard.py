@@ -8,12 +8,21 @@ from forkkit. An xpassed test (xfail-marked, passed) gets the JUnit property
 ``$FORKKIT_TEST_ORDER`` reorders the collected tests: ``reversed``, or
 ``random:SEED`` (modules shuffled, and the tests within each module, so a
 module's fixtures are still set up once).
+
+Once pytest is done (every report written, its own clean-up run), the
+interpreter ends at once with pytest's exit status: tearing down torch and
+vLLM's modules and running their exit handlers takes about 2 s per run and
+changes no result. What a test left running is ended by forkkit with the
+run's process group (:mod:`forkkit.testing.logged`).
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import random
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,3 +59,27 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
         for name in modules:
             rng.shuffle(groups[name])
             items.extend(groups[name])
+
+
+_SESSION: list[Any] = []
+
+
+def pytest_sessionstart(session: Any) -> None:
+    _SESSION.append(session)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: Any) -> None:
+    """After pytest's last report: end the process as soon as pytest has
+    returned (an exit handler registered last runs first)."""
+    if not _SESSION:
+        return  # no session ran (a usage error): exit as pytest does
+    session = _SESSION[-1]
+
+    def quick_exit() -> None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(int(session.exitstatus))
+
+    atexit.register(quick_exit)

@@ -10,6 +10,7 @@ worker threads that never see a signal).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -73,6 +74,7 @@ def run_logged(
                 timer.daemon = True
                 timer.start()
             rc = wait(proc) if wait else proc.wait()
+            _end_leftovers(proc)
         except BaseException:
             _kill(proc)
             proc.wait()
@@ -139,6 +141,13 @@ def kill_running() -> int:
     for proc in live:
         _kill(proc)
     return len(live)
+
+
+def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:
+    """Kill what an ended run left running in its process group (a server a
+    test started and never stopped, say): a run leaves nothing behind."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
