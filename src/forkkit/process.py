@@ -5,8 +5,10 @@ where two may build the same thing (:func:`exclusive`)."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +24,29 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def end_children(*, proc: Path = Path("/proc")) -> list[int]:
+    """SIGTERM every process this one started that still runs (its direct
+    children, found in ``/proc``; none where there is no /proc); their pids.
+    A terminated git removes its lock files; pip or uv leave a venv without
+    its done-marker, built again by the next command."""
+    me, killed = os.getpid(), []
+    try:
+        entries = [e for e in os.listdir(proc) if e.isdigit()]
+    except OSError:
+        return []
+    for pid in map(int, entries):
+        try:
+            stat = (proc / str(pid) / "stat").read_text()
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == me:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+                killed.append(pid)
+    return killed
 
 
 def _cpu_times(stat: str) -> tuple[int, int]:

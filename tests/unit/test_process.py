@@ -34,3 +34,24 @@ def test_without_proc_stat_the_load_average_stands_in(tmp_path: Path) -> None:
     load = os.getloadavg()[0]
     got = busy_cpus(sample_s=0, stat=tmp_path / "missing")
     assert abs(got - load) < 1.0
+
+
+def test_end_children_ends_what_this_process_started() -> None:
+    """red-green --all-lines ends its background builds (git, pip, uv) when
+    the command stops: SIGTERM, so a git removes its lock files."""
+    import signal
+
+    from forkkit.process import end_children
+
+    child = subprocess.Popen(["sleep", "60"])
+    outer = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
+    try:
+        ended = end_children()
+        assert child.pid in ended and outer.pid in ended
+        assert child.wait(timeout=5) == -signal.SIGTERM
+        assert outer.wait(timeout=5) == -signal.SIGTERM
+        assert end_children() == []
+    finally:
+        for p in (child, outer):
+            p.kill()
+            p.wait()

@@ -18,6 +18,7 @@ from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import LINES, write_reports
 from forkkit.patches.fixes import Fix
+from forkkit.process import end_children
 from forkkit.services.proof.lines import (
     LINES_STEM,
     LinesDoc,
@@ -139,27 +140,40 @@ def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
             "--out, --dest and --base (use them on one line's config)"
         )
     configs = [cfg, *(load_config(p) for p in cfg.also)]
-    ready = _prepared_in_the_background(configs[1:])
+    stop = threading.Event()
+    ready = _prepared_in_the_background(configs[1:], stop=stop)
     proven: list[Proven] = []
-    for i, line in enumerate(configs):
-        if i:
-            ready[i - 1].result()  # its error, if any, is this line's
-        proven.append(prove_line(line, req))
+    try:
+        for i, line in enumerate(configs):
+            if i:
+                ready[i - 1].result()  # its error, if any, is this line's
+            proven.append(prove_line(line, req))
+    except BaseException:  # an error, Ctrl-C or SIGTERM: no build goes on
+        stop.set()
+        if not all(f.done() for f in ready):
+            end_children()  # the background's git, pip or uv
+        raise
     found = [(p.summary, p.folder / f"{SUMMARY_STEM}.md") for p in proven]
     return _lines_table(cfg, found, proven=tuple(proven))
 
 
-def _prepared_in_the_background(configs: Sequence[ForkConfig]) -> list[Future[None]]:
+def _prepared_in_the_background(
+    configs: Sequence[ForkConfig], *, stop: threading.Event
+) -> list[Future[None]]:
     """The later lines' fork trees and test venvs (and the venvs' import
     digests), made one after the other on a background thread while the
     first line is proven: a venv build waits mostly on the network and the
     disk, which the runs leave free. Each line waits for its own before it
     is proven, and its proof materializes and checks them again (both
-    instant when nothing changed); an error is raised in that line's turn."""
+    instant when nothing changed); an error is raised in that line's turn.
+    A set ``stop`` starts no further line (the caller kills what runs)."""
     futures: list[Future[None]] = [Future() for _ in configs]
 
     def prepare() -> None:
         for line, done in zip(configs, futures, strict=True):
+            if stop.is_set():
+                done.set_exception(ForkkitError("stopped"))
+                continue
             try:
                 tree = materialize(line)
                 env = ensure_testenv(line, tree.path)
