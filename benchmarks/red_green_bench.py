@@ -44,7 +44,10 @@ from forkkit.fork.fixes import FixSet, focused_targets, load_fixes
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.progress import say
 from forkkit.output.report import md_table
+from forkkit.patches.testids import node_id
+from forkkit.testing.classify import classify_test
 from forkkit.testing.env import TestEnv, ensure_testenv
+from forkkit.testing.junit import parse_junit
 from forkkit.vcs import Repo
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -69,6 +72,7 @@ class Red:
     commits: tuple[str, ...]
     files: tuple[str, ...]
     targets: tuple[str, ...]
+    fix: str = ""
 
 
 def reds(tree: ForkTree, fixes: FixSet, head: str) -> list[Red]:
@@ -78,6 +82,7 @@ def reds(tree: ForkTree, fixes: FixSet, head: str) -> list[Red]:
             tuple(commits[n] for n in reversed(f.patches)),
             f.runtime_files,
             focused_targets(tree, fixes, f, head=head),
+            f.id,
         )
         for f in fixes.fixes
         if not f.tests_only
@@ -89,17 +94,21 @@ def manual(
     env: TestEnv,
     plan: tuple[list[Red], list[str], list[str]],
     extra: list[str],
+    junit: Path,
 ) -> float:
     """What the recipe types by hand: per fix, its runtime hunks reversed with
-    git and its tests run; then green and the related suites."""
+    git and its tests run; then green and the related suites. The reds' and
+    green's JUnit go to ``junit`` (``red-FIX.xml``, ``green.xml``): what
+    forkkit classified is checked against them."""
     by_fix, focused, related = plan
     pytest = [str(env.python), "-m", "pytest", "-p", "no:cacheprovider", "-q"]
     pytest += [f"--deselect={d}" for d in env.deselect] + extra
     run_env = env.environ(wt.path)
 
-    def run(args: list[str]) -> None:
+    def run(args: list[str], xml: str = "") -> None:
+        out = [f"--junitxml={junit / xml}"] if xml else []
         subprocess.run(
-            [*pytest, *args],
+            [*pytest, *out, *args],
             cwd=wt.path,
             env=run_env,
             stdout=subprocess.DEVNULL,
@@ -113,10 +122,10 @@ def manual(
             diff = subprocess.run(show, cwd=wt.path, check=True, capture_output=True)
             apply = ["git", "apply", "-R"]
             subprocess.run(apply, cwd=wt.path, check=True, input=diff.stdout)
-        run(list(red.targets))
+        run(list(red.targets), f"red-{red.fix}.xml")
         restore = ["git", "restore", "--source", "HEAD", "--", *red.files]
         subprocess.run(restore, cwd=wt.path, check=True)
-    run(focused)  # green
+    run(focused, "green.xml")  # green
     run(related)  # related suites
     return time.monotonic() - start
 
@@ -146,6 +155,38 @@ def toolkit(
     if any(r.get("cached", False) != cached for r in runs):
         raise SystemExit(f"expected cached={cached} for every run, got {runs}")
     return seconds
+
+
+Classes = dict[str, dict[str, list[str]]]  # fix -> FAIL_TO_PASS/PASS_TO_PASS
+
+
+def recipe_classes(junit: Path, by_fix: list[Red], files: set[str]) -> Classes:
+    """Each fix's FAIL_TO_PASS and PASS_TO_PASS from the recipe's own runs
+    (its red, and green restricted to the red's tests), as node ids."""
+    green = parse_junit(junit / "green.xml")
+    found: Classes = {}
+    for red in by_fix:
+        red_run = parse_junit(junit / f"red-{red.fix}.xml")
+        cats: dict[str, list[str]] = {"FAIL_TO_PASS": [], "PASS_TO_PASS": []}
+        for test in red_run.tests:
+            cat = classify_test(red_run.tests[test], green.tests.get(test))
+            if cat in cats:
+                cats[cat].append(node_id(test, files) or test)
+        found[red.fix] = {k: sorted(v) for k, v in cats.items()}
+    return found
+
+
+def toolkit_classes(out: Path) -> Classes:
+    """Each proven fix's FAIL_TO_PASS and PASS_TO_PASS from forkkit's reports."""
+    summary = json.loads((out / "summary.json").read_text())
+    found: Classes = {}
+    for row in summary["fixes"]:
+        doc = json.loads((out / row["fix"] / "red_green.json").read_text())
+        if doc.get("mode") != "guard":
+            c = doc["classification"]
+            kept = ("FAIL_TO_PASS", "PASS_TO_PASS")
+            found[row["fix"]] = {k: sorted(c[k]) for k in kept}
+    return found
 
 
 def _rows(
@@ -247,20 +288,30 @@ def main(argv: list[str] | None = None) -> int:
         tree.repo.worktree("HEAD", "bench") as wt,
     ):
         out = Path(tmp) / "reports"  # replaced by each run (a run folder)
+        junit = Path(tmp) / "recipe"
+        junit.mkdir()
         modes: dict[str, Callable[[], float]] = {
-            MANUAL: lambda: manual(wt, env, plan, extra),
+            MANUAL: lambda: manual(wt, env, plan, extra, junit),
             TOOLKIT: lambda: toolkit(cfg, tree, ["--fresh", *opts], out, cached=False),
             CACHED: lambda: toolkit(cfg, tree, opts, out, cached=True),
         }
         timeline: list[Phase] = []
+        each_round: list[Classes] = []
 
         def fresh() -> float:
             seconds = toolkit(cfg, tree, ["--fresh", *opts], out, cached=False)
             timeline[:] = phases(out)  # the last fresh run's, before it is replaced
+            each_round.append(toolkit_classes(out))
             return seconds
 
         modes[TOOLKIT] = fresh
         times, cpu = _rounds(modes, max(a.repeat, 1))
+        listed = ["git", "ls-files"]
+        tracked = subprocess.run(
+            listed, cwd=wt.path, check=True, capture_output=True, text=True
+        ).stdout.splitlines()
+        by_hand = recipe_classes(junit, by_fix, set(tracked))
+    differ = [i + 1 for i, c in enumerate(each_round) if c != by_hand]
     load_after = os.getloadavg()
     loads = [", ".join(f"{x:.2f}" for x in la) for la in (load_before, load_after)]
     print(f"### Red/green vs the manual recipe ({os.cpu_count()} CPUs)\n")
@@ -277,11 +328,26 @@ def main(argv: list[str] | None = None) -> int:
     heads += ["Each round vs manual"]
     print(md_table([*heads, "Median CPU s", "CPU vs manual"], _rows(times, cpu)))
     _print_timeline(timeline, times[TOOLKIT][-1], cpu[TOOLKIT][-1])
+    counts = ", ".join(
+        f"{fix} {len(c['FAIL_TO_PASS'])}/{len(c['PASS_TO_PASS'])}"
+        for fix, c in by_hand.items()
+    )
+    print(
+        "Classification (FAIL_TO_PASS/PASS_TO_PASS per fix, from the recipe's "
+        f"own red and green runs: {counts}): "
+        + (
+            f"rounds {differ} DIFFER from it"
+            if differ
+            else f"each of the {len(each_round)} rounds of forkkit gives the same"
+        )
+        + "\n"
+    )
     if a.json:
         data = {"targets": targets, "pytest_args": extra, "wall": times, "cpu": cpu}
         data["load"] = {"before": list(load_before), "after": list(load_after)}
+        data["classification_differs_in_rounds"] = differ
         a.json.write_text(json.dumps(data, indent=2) + "\n")
-    return 0
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -429,7 +429,12 @@ def test_bench_compares_with_the_manual_recipe_on_the_toy(
     )
     assert proc.returncode == 0, proc.stderr
     assert "Load average before: " in proc.stdout
+    # forkkit's classification is checked against the recipe's own runs
+    assert "toy-fix 1/0): each of the 1 rounds of forkkit gives the same" in (
+        proc.stdout
+    )
     data = json.loads(numbers.read_text())
+    assert data["classification_differs_in_rounds"] == []
     assert set(data["wall"]) == {
         "manual recipe (3 pytest runs, git restore)",
         "forkkit red-green --fresh",
