@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from forkkit import cli
-from forkkit.config import load_config, select_line
+from forkkit.config import ForkConfig, load_config, select_line
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
 from forkkit.services.proof.lines import LinesDoc
@@ -22,10 +22,10 @@ from tests.synthetic import (
 )
 
 
-@pytest.mark.e2e
-def test_two_lines_live_side_by_side(
+def _two_lines(
     toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[ForkConfig, ForkConfig]:
+    """The project over toy 1.0 and, as ``[line] also``, line 1.1."""
     monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
     toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
@@ -35,7 +35,14 @@ def test_two_lines_live_side_by_side(
     main.path.write_text(
         main.path.read_text() + '\n[line]\nalso = ["../old/fork.toml"]\n'
     )
-    main, other = load_config(main.path), load_config(other.path)
+    return load_config(main.path), load_config(other.path)
+
+
+@pytest.mark.e2e
+def test_two_lines_live_side_by_side(
+    toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main, other = _two_lines(toy_upstream, tmp_path, monkeypatch)
     assert (main.line, other.line, main.also) == ("", "1.1", (other.path,))
     # each line its own fork tree: building one never rebuilds the other
     a = materialize(main)
@@ -113,15 +120,7 @@ def test_the_next_line_is_prepared_while_one_is_proven(
     """--all-lines builds a later line's fork tree (and test venv) on a
     background thread while the first line's runs go; an error of that
     line is still its own, one line, in its turn."""
-    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
-    toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
-    main = make_project(tmp_path / "main", toy_upstream, "1.0")
-    other = make_project(tmp_path / "old", toy_upstream, "1.1")
-    other.path.write_text(other.path.read_text() + '\n[line]\nname = "1.1"\n')
-    main.path.write_text(
-        main.path.read_text() + '\n[line]\nalso = ["../old/fork.toml"]\n'
-    )
+    main, _ = _two_lines(toy_upstream, tmp_path, monkeypatch)
     args = ["--config", str(main.path), "red-green", "--all-lines"]
     assert cli.main(args) == 0
     err = capsys.readouterr().err.splitlines()
