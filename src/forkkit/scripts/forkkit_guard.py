@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import os
 import random
 import sys
@@ -61,25 +62,29 @@ def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -
             items.extend(groups[name])
 
 
-_SESSION: list[Any] = []
+_SESSIONS: dict[int, Any] = {}  # id(config) -> its session
 
 
 def pytest_sessionstart(session: Any) -> None:
-    _SESSION.append(session)
+    _SESSIONS[id(session.config)] = session
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: Any) -> None:
     """After pytest's last report: end the process as soon as pytest has
-    returned (an exit handler registered last runs first)."""
-    if not _SESSION:
+    returned (an exit handler registered last runs first), with pytest's
+    exit status (the session's, as pytest returns it)."""
+    session = _SESSIONS.pop(id(config), None)
+    if session is None:
         return  # no session ran (a usage error): exit as pytest does
-    session = _SESSION[-1]
 
     def quick_exit() -> None:
+        status = int(session.exitstatus)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-        os._exit(int(session.exitstatus))
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).fflush(None)  # C stdio: torch's own output
+        os._exit(status)
 
     atexit.register(quick_exit)

@@ -120,7 +120,11 @@ _LIST_DISTS = (
 def installed(python: Path) -> str:
     """sha256 of the distributions ``python`` has installed (name==version,
     sorted): a package upgraded in the test env changes it."""
-    return _listing(python).result()
+    try:
+        return _listing(python).result()
+    except BaseException:
+        _listing.cache_clear()  # the next call lists again
+        raise
 
 
 @functools.lru_cache(maxsize=8)

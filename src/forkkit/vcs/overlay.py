@@ -153,7 +153,7 @@ def revert_patches_commit(
     if key is not None and key in _MADE:
         return _MADE[key]  # type: ignore[return-value]
     made = _reverted(repo, onto_id=onto_id, patches=patches, message=message)
-    if key is not None:
+    if key is not None and made.failed == -1:  # a failure is tried again
         _MADE[key] = made
     return made
 

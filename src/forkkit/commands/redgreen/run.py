@@ -14,7 +14,7 @@ from pathlib import Path
 from forkkit.commands.redgreen.model import Request
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import load_fixes
+from forkkit.fork.fixes import FixSet, load_fixes
 from forkkit.fork.tree import ForkTree, materialize
 from forkkit.output.report import LINES, write_reports
 from forkkit.patches.fixes import Fix
@@ -53,15 +53,21 @@ def _base(req: Request, tree: ForkTree) -> str | None:
         raise ForkkitError(f"--base-patch {req.base_patch}: {exc}") from None
 
 
-def prove_line(cfg: ForkConfig, req: Request) -> Proven:
-    """Every fix of ``cfg``'s line proven alone (or ``--fix``'s)."""
-    fixes = load_fixes(cfg)
+def _chosen(fixes: FixSet, req: Request) -> tuple[Fix, ...]:
+    """The fixes to prove: ``--fix``'s, or all; ``--tests`` names one."""
     chosen = fixes.pick(req.fix)
     if req.tests and len(chosen) > 1:
         raise ForkkitError(
             f"--tests: the series has {len(chosen)} fixes "
             f"({', '.join(f.id for f in chosen)}); name the one they prove with --fix"
         )
+    return chosen
+
+
+def prove_line(cfg: ForkConfig, req: Request) -> Proven:
+    """Every fix of ``cfg``'s line proven alone (or ``--fix``'s)."""
+    fixes = load_fixes(cfg)
+    chosen = _chosen(fixes, req)
     prewarm(cfg, req.dest or cfg.work.fork)  # the venv's digest, meanwhile
     tree = materialize(cfg, dest=req.dest)
     base = _base(req, tree)
@@ -85,7 +91,9 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
         )
         nothing_runs = run_ahead(cfg, tree, fixes=fixes, chosen=chosen, how=how)
 
-    ahead_or_none = None if req.tests else ahead
+    ahead_or_none = None if req.tests or req.parallel == "off" else ahead
+    checks = req.checks  # the hunk matrix and repeats run beyond the ahead's
+    more = checks.hunks or checks.strict_hunks or checks.repeat > 0
 
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
         return prove(
@@ -95,7 +103,7 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             pytest_args=req.pytest_args,
             related=req.related,
             out_dir=out,
-            parallel=not nothing_runs and parallel(),  # side by side, if any ran
+            parallel=(more or not nothing_runs) and parallel(),  # if any runs
             timeout=req.timeout,
             fresh=req.fresh,
             checks=req.checks,
@@ -176,7 +184,9 @@ def _prepared_in_the_background(
                 continue
             try:
                 tree = materialize(line)
+                _go_on(stop)
                 env = ensure_testenv(line, tree.path)
+                _go_on(stop)
                 warm(env.python, env.store).result()
                 done.set_result(None)
             except BaseException as exc:  # handed to the line's turn
@@ -185,6 +195,12 @@ def _prepared_in_the_background(
     if configs:
         threading.Thread(target=prepare, name="lines-ahead", daemon=True).start()
     return futures
+
+
+def _go_on(stop: threading.Event) -> None:
+    """Between two steps of the background's preparation: stop if asked."""
+    if stop.is_set():
+        raise ForkkitError("stopped")
 
 
 def collect_lines(cfg: ForkConfig, source: Path) -> Lines:

@@ -31,7 +31,7 @@ from forkkit.services.repro.model import (
     parse_script_output,
 )
 from forkkit.services.repro.render import render_markdown
-from forkkit.testing.env import ALWAYS, TestEnv, ensure_testenv
+from forkkit.testing.env import TestEnv, ensure_testenv
 from forkkit.testing.forkruns import ForkWorkspace, require_committed
 from forkkit.testing.logged import run_logged
 from forkkit.vcs import Repo
@@ -77,10 +77,10 @@ class Runner:
     def environ(self, tree: Path) -> dict[str, str]:
         if self.env is not None:
             return self.env.environ(tree)
-        # GPU: the installed (CUDA) vllm, never the source tree on PYTHONPATH;
-        # and, as in every run, no bytecode written into the tree it reads.
+        # GPU: the installed (CUDA) vllm, never the source tree on PYTHONPATH
+        # (a user-site install counts); no bytecode written into the tree.
         kept = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        return {**kept, **ALWAYS}
+        return {**kept, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 @dataclass(frozen=True)
