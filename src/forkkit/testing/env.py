@@ -209,11 +209,21 @@ def prewarm(cfg: ForkConfig, tree: Path) -> None:
         key = env_key(cfg, tree)
     except (ForkkitError, OSError):
         return
-    venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
+    venv = _venv(cfg, key)
     python = venv / "bin" / "python"
     if (venv / OK_MARKER).exists() and python.exists():
-        warm(python, venv.with_name(f"{venv.name}.digest.json"))
+        warm(python, _digest_store(venv))
         _listing(python)
+
+
+def _venv(cfg: ForkConfig, key: str) -> Path:
+    """The test venv of build key ``key``."""
+    return cfg.work.venvs / f"{cfg.upstream.name}-{key}"
+
+
+def _digest_store(venv: Path) -> Path:
+    """Where ``venv``'s import digest is kept."""
+    return venv.with_name(f"{venv.name}.digest.json")
 
 
 def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
@@ -242,14 +252,14 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
             store=external_store(override),
         )
     key = env_key(cfg, tree)
-    venv = cfg.work.venvs / f"{cfg.upstream.name}-{key}"
+    venv = _venv(cfg, key)
     ready = TestEnv(
         python=venv / "bin" / "python",
         env=dict(cfg.testenv.env),
         key=key,
         deselect=cfg.testenv.deselect,
         passed=cfg.testenv.pass_env,
-        store=venv.with_name(f"{venv.name}.digest.json"),
+        store=_digest_store(venv),
     )
     if (venv / OK_MARKER).exists() and ready.python.exists():
         warm(ready.python, ready.store)  # the result cache's key needs it

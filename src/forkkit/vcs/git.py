@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 from forkkit import faults
 from forkkit.errors import ForkkitError
@@ -68,17 +69,17 @@ _CONFIG = tuple(
 )
 
 
-# Found answers of lookups that start with a full object id (see Git.lookup).
+# Full object ids: a spec or revision that starts with one names the same
+# object for as long as the repository exists.
 _FULL_ID = re.compile(r"[0-9a-f]{40}([^0-9a-f]|$)")
-_FOUND: dict[tuple[str, int, int, int, str], str] = {}
+_KEPT: dict[tuple[object, ...], object] = {}
+T = TypeVar("T")
 
 
 def folder_identity(cwd: Path) -> tuple[str, int, int, int] | None:
     """A repository folder's path and identity: device, inode, and the
     ctime, which moves when an entry such as ``.git`` is made or removed in
-    it; None when the folder cannot be read. What is kept of a repository
-    for the process is kept under it, so one made anew in its place is
-    asked again."""
+    it; None when the folder cannot be read."""
     try:
         st = os.stat(cwd)
     except OSError:
@@ -86,9 +87,27 @@ def folder_identity(cwd: Path) -> tuple[str, int, int, int] | None:
     return (str(cwd), st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
-def _memo_key(cwd: Path, spec: str) -> tuple[str, int, int, int, str] | None:
+def kept_for_the_process(
+    cwd: Path,
+    key: tuple[object, ...],
+    make: Callable[[], T],
+    *,
+    keep: Callable[[T], bool] = lambda _: True,
+) -> T:
+    """``make()``'s answer for ``key`` in the repository at ``cwd``, made
+    once per process (only an answer ``keep`` accepts is kept). Kept under
+    the folder's identity, so a repository made anew in its place is asked
+    again; where the folder cannot be read, nothing is kept."""
     found = folder_identity(cwd)
-    return None if found is None else (*found, spec)
+    if found is None:
+        return make()
+    full = (*found, *key)
+    if full in _KEPT:
+        return cast(T, _KEPT[full])
+    made = make()
+    if keep(made):
+        _KEPT[full] = made
+    return made
 
 
 class GitError(ForkkitError):
@@ -183,14 +202,16 @@ class Git:
         as the repository exists, so a found answer is kept for the process
         (keyed by the folder's identity: a repository made anew in its place
         is asked again). A lookup that finds nothing is always asked again."""
-        memo = _memo_key(self.cwd, spec) if _FULL_ID.match(spec) else None
-        if memo is not None and memo in _FOUND:
-            return _FOUND[memo]
-        proc = self.run("rev-parse", "--verify", "-q", spec, check=False)
-        found = proc.stdout.strip() or None
-        if memo is not None and found is not None:
-            _FOUND[memo] = found
-        return found
+
+        def ask() -> str | None:
+            proc = self.run("rev-parse", "--verify", "-q", spec, check=False)
+            return proc.stdout.strip() or None
+
+        if not _FULL_ID.match(spec):
+            return ask()
+        return kept_for_the_process(
+            self.cwd, ("lookup", spec), ask, keep=lambda v: v is not None
+        )
 
     def is_clean(self) -> bool:
         return self.out("status", "--porcelain", "--untracked-files=no") == ""
@@ -199,25 +220,18 @@ class Git:
         """stdout of ``git ARGS`` (a read), kept for the process when every
         one of ``revs`` (the revisions it reads) starts with a full object
         id: its answer cannot change while the repository exists."""
-        fixed = all(_FULL_ID.match(r) for r in revs)
-        memo = _memo_key(self.cwd, "\0".join(args)) if fixed else None
-        if memo is not None and memo in _FOUND:
-            return _FOUND[memo]
-        out = self.run(*args).stdout
-        if memo is not None:
-            _FOUND[memo] = out
-        return out
+        if not all(_FULL_ID.match(r) for r in revs):
+            return self.run(*args).stdout
+        return kept_for_the_process(self.cwd, args, lambda: self.run(*args).stdout)
 
     def absolute_git_dir(self) -> str:
         """``rev-parse --absolute-git-dir``: the same while the folder's
         identity holds (its ``.git`` made anew changes it), so kept."""
-        memo = _memo_key(self.cwd, "--absolute-git-dir")
-        if memo is not None and memo in _FOUND:
-            return _FOUND[memo]
-        found = self.out("rev-parse", "--absolute-git-dir")
-        if memo is not None:
-            _FOUND[memo] = found
-        return found
+        return kept_for_the_process(
+            self.cwd,
+            ("--absolute-git-dir",),
+            lambda: self.out("rev-parse", "--absolute-git-dir"),
+        )
 
     def blob(self, rev: str, path: str) -> str | None:
         """The blob SHA of ``path`` at ``rev`` (None if absent)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from forkkit.errors import ForkkitError
 from forkkit.vcs.apply import ApplyResult
-from forkkit.vcs.git import folder_identity
+from forkkit.vcs.git import kept_for_the_process
 from forkkit.vcs.repo import Repo
 
 
@@ -67,12 +67,6 @@ def file_entries(
     return entries
 
 
-# Overlays and reverts made in this process: the commit is a function of its
-# inputs (a fixed author, committer and date), so the same inputs give the
-# same one (kept under the folder's identity, see folder_identity).
-_MADE: dict[tuple[object, ...], Overlay | SeriesRevert] = {}
-
-
 def overlay_commit(
     repo: Repo, *, onto: str, source: str, paths: Sequence[str], message: str
 ) -> Overlay:
@@ -85,10 +79,21 @@ def overlay_commit(
     if onto_id is None or source_id is None:
         missing = onto if onto_id is None else source
         raise ForkkitError(f"{repo.path}: no revision {missing!r}; materialize first")
-    memo = folder_identity(repo.path)
-    key = None if memo is None else (*memo, onto_id, source_id, tuple(paths), message)
-    if key is not None and key in _MADE:
-        return _MADE[key]  # type: ignore[return-value]
+    # the commit is a function of its inputs (a fixed author, committer and
+    # date): the same inputs in this process give the same one
+    key = ("overlay", onto_id, source_id, tuple(paths), message)
+    return kept_for_the_process(
+        repo.path,
+        key,
+        lambda: _overlaid(
+            repo, onto_id=onto_id, source_id=source_id, paths=paths, message=message
+        ),
+    )
+
+
+def _overlaid(
+    repo: Repo, *, onto_id: str, source_id: str, paths: Sequence[str], message: str
+) -> Overlay:
     want = file_entries(repo, source_id, paths)
     with repo.scratch_index(f"overlay-{threading.get_ident()}") as index:
         index.read_tree(onto_id)
@@ -100,12 +105,9 @@ def overlay_commit(
                 index.set_entry(path, entry[1], entry[0])
         tree = index.write_tree()
     commit = repo.commit_tree(tree=tree, message=message, parents=[onto_id])
-    made = Overlay(
+    return Overlay(
         commit=commit, tree=tree, onto=onto_id, source=source_id, paths=tuple(paths)
     )
-    if key is not None:
-        _MADE[key] = made
-    return made
 
 
 @dataclass(frozen=True)
@@ -148,14 +150,13 @@ def revert_patches_commit(
     onto_id = repo.rev(onto)
     if onto_id is None:
         raise ForkkitError(f"{repo.path}: no revision {onto!r}; materialize first")
-    memo = folder_identity(repo.path)
-    key = None if memo is None else (*memo, onto_id, tuple(patches), message)
-    if key is not None and key in _MADE:
-        return _MADE[key]  # type: ignore[return-value]
-    made = _reverted(repo, onto_id=onto_id, patches=patches, message=message)
-    if key is not None and made.failed == -1:  # a failure is tried again
-        _MADE[key] = made
-    return made
+    # the same inputs give the same commit; a failure is tried again
+    return kept_for_the_process(
+        repo.path,
+        ("revert", onto_id, tuple(patches), message),
+        lambda: _reverted(repo, onto_id=onto_id, patches=patches, message=message),
+        keep=lambda made: made.failed == -1,
+    )
 
 
 def _reverted(
