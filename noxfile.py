@@ -19,8 +19,17 @@ nox.options.error_on_missing_interpreters = True
 PY = "3.11"
 
 
+def _install(session: nox.Session, extras: str = "") -> None:
+    """forkkit (editable, with ``extras``) and its dependencies, compiled to
+    bytecode: the tests start some thousand Python processes (forkkit, the toy
+    suites' pytest), and where PYTHONDONTWRITEBYTECODE is set (as in CI) each
+    would compile pytest, hypothesis and forkkit from source again."""
+    session.install("-e", f".{extras}", env={"UV_COMPILE_BYTECODE": "1"})
+    session.run("python", "-m", "compileall", "-q", "src", silent=True)
+
+
 def _forkkit(session: nox.Session, *args: str) -> None:
-    session.install("-e", ".")
+    _install(session)
     session.run("forkkit", *args)
 
 
@@ -28,7 +37,7 @@ def _forkkit(session: nox.Session, *args: str) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check), mypy and the size limits, as pre-commit runs
     them."""
-    session.install("-e", ".[lint,test]")
+    _install(session, "[lint,test]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
@@ -40,7 +49,7 @@ def lint(session: nox.Session) -> None:
 def unit(session: nox.Session) -> None:
     """The fast unit tests (30 s at most on 2 cores): no real vLLM, no
     contract matrices, no end-to-end command runs (``e2e``)."""
-    session.install("-e", ".[test]")
+    _install(session, "[test]")
     args = session.posargs or ["tests/unit"]
     marks = "not integration and not contract and not e2e"
     session.run("pytest", "-m", marks, *_xdist(), *args)
@@ -50,7 +59,7 @@ def unit(session: nox.Session) -> None:
 def fuzz(session: nox.Session) -> None:
     """The fuzzed-input tests with many examples (hypothesis profile 'fuzz';
     the tests session runs a bounded number)."""
-    session.install("-e", ".[test]")
+    _install(session, "[test]")
     session.env["FORKKIT_FUZZ"] = "fuzz"
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_fuzz.py")
 
@@ -60,7 +69,7 @@ def crash(session: nox.Session) -> None:
     """The crash contract at every write point of materialize, export, rebase
     --apply, red-green, reconcile and watch (SIGKILL, and Ctrl-C twice); prints
     the count of crash states checked per command (tests checks a sample)."""
-    session.install("-e", ".[test]")
+    _install(session, "[test]")
     summary = Path(session.create_tmp()) / "crash-states.jsonl"
     summary.unlink(missing_ok=True)
     session.env.update(FORKKIT_CRASH="all", FORKKIT_CRASH_SUMMARY=str(summary))
@@ -88,7 +97,7 @@ def tests(session: nox.Session) -> None:
     two groups (reconcile, and the rest), each on one worker, in order
     (tests/conftest.py); the unit and contract tests fill in around them.
     """
-    session.install("-e", ".[test]")
+    _install(session, "[test]")
     # the slowest tests, so CI's log says where the session's time goes
     session.run("pytest", *_xdist(), "--durations=25", *session.posargs)
 
@@ -139,7 +148,7 @@ def rebase(session: nox.Session) -> None:
 @nox.session(python=PY)
 def watch(session: nox.Session) -> None:
     """Dry-run rebase onto the newest upstream release; exit 0 current, 10 carries."""
-    session.install("-e", ".")
+    _install(session)
     session.run("forkkit", "watch", *session.posargs, success_codes=[0, 10])
 
 
@@ -155,7 +164,7 @@ def history(session: nox.Session) -> None:
     verdict (0, 10, 20, 30); the bisection fails when an answer differs from
     its retirement record.
     """
-    session.install("-e", ".")
+    _install(session)
     args = list(session.posargs)
     config = ["--config", "pins/0.30.0/fork.toml"]
     if "--config" in args:
@@ -190,7 +199,7 @@ def bench(session: nox.Session) -> None:
     README's two commands on a fresh clone) or (default) ``-- [red-green]
     [--repeat N] [ARGS]`` (the ratio to the manual recipe, and the phase
     timeline)."""
-    session.install("-e", ".")
+    _install(session)
     args = list(session.posargs)
     if args[:1] == ["materialize"]:
         session.run("python", "benchmarks/materialize_bench.py", *args[1:])
@@ -265,5 +274,5 @@ def gpu_check(session: nox.Session) -> None:
     scripts/gpu_check.py exits 3 when no CUDA GPU is visible (nothing was
     measured); nox reports any failure as 1, the JSON says which.
     """
-    session.install("-e", ".")
+    _install(session)
     session.run("python", "scripts/gpu_check.py", *session.posargs)
