@@ -442,6 +442,7 @@ def test_a_flagged_file_hides_no_edit(project: ForkConfig, flag: str) -> None:
         proc = forkkit(project, *args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert "toy/calc.py" in proc.stderr and "Traceback" not in proc.stderr
+    assert not project.work.venvs.exists()  # refused before any venv build
     assert forkkit(project, "materialize").returncode == 0  # up to date: untouched
     assert "FLAGGED = 1" in calc.read_text() and user_files(project) == before
     # a rebuild (another pin) refuses to lose it

@@ -39,7 +39,7 @@ from forkkit.services.proof.summary import (
 )
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv, prewarm
-from forkkit.testing.forkruns import SuiteRun, clean_once
+from forkkit.testing.forkruns import SuiteRun, clean_once, require_committed
 from forkkit.testing.importdigest import warm
 
 
@@ -79,6 +79,8 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
 
     def ahead() -> None:  # every fix's runs packed onto the cores at once
         nonlocal nothing_runs
+        # before the venv: a tree that cannot be proven never waits for a build
+        require_committed(tree.repo, "red-green")
         how = Ahead(
             env=ensure_testenv(cfg, tree.path),
             cache=cache,
