@@ -12,6 +12,7 @@ import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -32,21 +33,44 @@ def end_children(*, proc: Path = Path("/proc")) -> list[int]:
     A terminated git removes its lock files; pip or uv leave a venv without
     its done-marker, built again by the next command."""
     me, killed = os.getpid(), []
-    try:
-        entries = [e for e in os.listdir(proc) if e.isdigit()]
-    except OSError:
-        return []
-    for pid in map(int, entries):
-        try:
-            stat = (proc / str(pid) / "stat").read_text()
-            parent = int(stat.rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
+    for pid, (parent, _) in _processes(proc).items():
         if parent == me:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)
                 killed.append(pid)
     return killed
+
+
+def _processes(proc: Path) -> dict[int, tuple[int, int]]:
+    """Every process in ``proc``: pid -> (parent pid, CPU clock ticks so far,
+    user + system, all its threads). Empty where there is no /proc."""
+    found: dict[int, tuple[int, int]] = {}
+    try:
+        entries = [e for e in os.listdir(proc) if e.isdigit()]
+    except OSError:
+        return found
+    for entry in entries:
+        try:
+            # after the command name: state, ppid, ..., utime (14), stime (15)
+            fields = (proc / entry / "stat").read_text().rsplit(")", 1)[1].split()
+            found[int(entry)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _own_ticks(processes: dict[int, tuple[int, int]], me: int) -> dict[int, int]:
+    """The CPU ticks of ``me`` and of every process descended from it."""
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _) in processes.items():
+        children.setdefault(parent, []).append(pid)
+    ticks, todo = {}, [me]
+    while todo:
+        pid = todo.pop()
+        if pid in processes and pid not in ticks:
+            ticks[pid] = processes[pid][1]
+            todo.extend(children.get(pid, ()))
+    return ticks
 
 
 def _cpu_times(stat: str) -> tuple[int, int]:
@@ -57,25 +81,63 @@ def _cpu_times(stat: str) -> tuple[int, int]:
     return total - idle, total
 
 
-def busy_cpus(
-    *, sample_s: float = 0.5, stat: Path = Path("/proc/stat"), cpus: int | None = None
-) -> float:
-    """How many CPUs are busy now: sampled over ``sample_s`` from ``stat``.
+@dataclass(frozen=True)
+class CpuSample:
+    """CPUs busy over a short sample: in all, and with this process and its
+    descendants (our own background work: a venv build, a digest)."""
+
+    busy: float
+    own: float = 0.0
+
+    @property
+    def others(self) -> float:
+        """CPUs other processes keep busy: what running side by side competes
+        with."""
+        return max(0.0, self.busy - self.own)
+
+
+def cpu_sample(
+    *,
+    sample_s: float = 0.5,
+    stat: Path = Path("/proc/stat"),
+    proc: Path = Path("/proc"),
+    cpus: int | None = None,
+) -> CpuSample:
+    """How many CPUs are busy now, sampled over ``sample_s`` from ``stat``,
+    and how many of them run this process's own tree (from ``proc``).
 
     Unlike the load average, this does not remember work that finished a
     minute ago (a previous run of our own). Where /proc/stat is missing
-    (macOS), the 1-minute load average stands in.
-    """
+    (macOS), the 1-minute load average stands in (``own`` unknown: 0)."""
     n = cpus if cpus is not None else os.cpu_count() or 1
+    me = os.getpid()
     try:
         busy0, total0 = _cpu_times(stat.read_text())
+        own0 = _own_ticks(_processes(proc), me)
         time.sleep(sample_s)
         busy1, total1 = _cpu_times(stat.read_text())
+        own1 = _own_ticks(_processes(proc), me)
     except (OSError, ValueError, IndexError):
-        return os.getloadavg()[0]
+        return CpuSample(busy=os.getloadavg()[0])
     if total1 <= total0:
-        return 0.0
-    return n * (busy1 - busy0) / (total1 - total0)
+        return CpuSample(busy=0.0)
+    # a process of ours that ended within the sample counts as another's
+    own = sum(max(0, t - own0.get(pid, 0)) for pid, t in own1.items())
+    scale = n / (total1 - total0)
+    return CpuSample(busy=scale * (busy1 - busy0), own=scale * own)
+
+
+def busy_cpus(
+    *,
+    sample_s: float = 0.5,
+    stat: Path = Path("/proc/stat"),
+    proc: Path = Path("/proc"),
+    cpus: int | None = None,
+) -> float:
+    """How many CPUs other processes keep busy now (:func:`cpu_sample`): our
+    own background work, such as the next line's venv build under
+    ``red-green --all-lines``, is not a reason to run one at a time."""
+    return cpu_sample(sample_s=sample_s, stat=stat, proc=proc, cpus=cpus).others
 
 
 @contextmanager
