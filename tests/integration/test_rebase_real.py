@@ -50,12 +50,15 @@ def _scratch_workdir(
     cfg: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> ForkConfig:
     """The rebase repo, trees and reports go to a temporary work dir; the
-    sdist cache and the result cache stay the project's (a run is reused only
-    for the same tree, venv and arguments: the two rebases share their runs
-    on 0.30.0)."""
+    sdist cache, the extracted sdists (each checked against its sha256 when
+    used) and the result cache stay the project's (a run is reused only for
+    the same tree, venv and arguments: the two rebases share their runs on
+    0.30.0)."""
     wd = tmp_path / "wd"
     (wd / "cache").mkdir(parents=True)
     (wd / "cache" / "sdist").symlink_to(cfg.workdir / "cache" / "sdist")
+    (cfg.workdir / "upstream").mkdir(parents=True, exist_ok=True)
+    (wd / "upstream").symlink_to(cfg.workdir / "upstream")
     cfg.work.results.mkdir(parents=True, exist_ok=True)
     (wd / "results").symlink_to(cfg.work.results)
     monkeypatch.setenv("FORKKIT_WORKDIR", str(wd))
