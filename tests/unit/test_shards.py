@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.config import ForkConfig
+from forkkit.config import ForkConfig, load_config
+from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import materialize
 from forkkit.services.proof.packed import packable_args
 from forkkit.services.proof.run import project_timings, prove
@@ -20,6 +21,8 @@ from forkkit.testing.junit import parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
 from forkkit.testing.shards import Timings, merge_junit, merged, split, units, weigh
 from forkkit.vcs import Repo
+
+SEED = "test_durations.json"
 
 FILES = frozenset(
     {
@@ -232,3 +235,20 @@ def test_tree_listing_names_files_as_they_are(tmp_path: Path) -> None:
     modes = repo.ls_tree_modes("HEAD", [])
     assert modes["tests/test_caf\u00e9.py"][0] == "100644"
     assert modes["link"][0] == "120000"
+
+
+def test_every_line_of_the_project_has_its_packing_seed() -> None:
+    """A fresh clone (CI) packs each line's reds and run on the fix by the
+    durations committed beside the line's fork.toml. Without them every file
+    weighs the same, and the 0.30 line's run on the fix went as one process
+    beside the reds: one core idle for two minutes of the main job."""
+    project = load_config(Path(__file__).parents[2] / "fork.toml")
+    for line in [project, *(load_config(p) for p in project.also)]:
+        seeded = {
+            k.removeprefix("red ").split("::")[0]
+            for k in Timings(line.root / "none.json", seed=line.root / SEED).load()
+        }
+        for suite in load_fixes(line).related_suites:
+            assert any(f == suite or f.startswith(f"{suite}/") for f in seeded), (
+                f"{line.root / SEED}: no measured time for {suite}"
+            )
