@@ -20,13 +20,14 @@ nox.options.error_on_missing_interpreters = True
 PY = "3.11"
 
 
-def _install(session: nox.Session, extras: str = "") -> None:
+def _install(session: nox.Session, *extras: str) -> None:
     """forkkit (editable, with ``extras``) and its dependencies, compiled to
     bytecode: the tests start some thousand Python processes (forkkit, the toy
     suites' pytest), and where PYTHONDONTWRITEBYTECODE is set (as in CI) each
     would compile pytest, hypothesis and forkkit from source again."""
-    session.install("-e", f".{extras}", env={"UV_COMPILE_BYTECODE": "1"})
-    session.run("python", "-m", "compileall", "-q", "src", silent=True)
+    spec = f".[{','.join(extras)}]" if extras else "."
+    session.install("-e", spec, env={"UV_COMPILE_BYTECODE": "1"})
+    session.run_install("python", "-m", "compileall", "-q", "src", silent=True)
     if "test" in extras:
         _keep_pytest_rewrites(session)
 
@@ -38,10 +39,11 @@ def _keep_pytest_rewrites(session: nox.Session) -> None:
     every toy suite's pytest rewrote them again: 0.8 s instead of 0.3 s. One
     pytest session here, allowed to write, keeps them in the venv."""
     with tempfile.TemporaryDirectory() as empty:  # not create_tmp: it sets TMPDIR
-        session.run(
-            *("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", empty),
-            env={"PYTHONDONTWRITEBYTECODE": ""},
-            success_codes=[5],  # no tests collected: only the plugins were loaded
+        session.run_install(
+            *("python", "-m", "pytest", "-q", "-p", "no:cacheprovider"),
+            *("-c", os.devnull, "--rootdir", empty, "--co", empty),
+            env={"PYTHONDONTWRITEBYTECODE": "", "PYTEST_ADDOPTS": ""},
+            success_codes=[0, 5],  # 5: nothing collected, only the plugins loaded
             silent=True,
         )
 
@@ -55,7 +57,7 @@ def _forkkit(session: nox.Session, *args: str) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check), mypy and the size limits, as pre-commit runs
     them."""
-    _install(session, "[lint,test]")
+    _install(session, "lint", "test")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
@@ -67,7 +69,7 @@ def lint(session: nox.Session) -> None:
 def unit(session: nox.Session) -> None:
     """The fast unit tests (30 s at most on 2 cores): no real vLLM, no
     contract matrices, no end-to-end command runs (``e2e``)."""
-    _install(session, "[test]")
+    _install(session, "test")
     args = session.posargs or ["tests/unit"]
     marks = "not integration and not contract and not e2e"
     session.run("pytest", "-m", marks, *_xdist(), *args)
@@ -77,7 +79,7 @@ def unit(session: nox.Session) -> None:
 def fuzz(session: nox.Session) -> None:
     """The fuzzed-input tests with many examples (hypothesis profile 'fuzz';
     the tests session runs a bounded number)."""
-    _install(session, "[test]")
+    _install(session, "test")
     session.env["FORKKIT_FUZZ"] = "fuzz"
     session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/unit/test_fuzz.py")
 
@@ -87,7 +89,7 @@ def crash(session: nox.Session) -> None:
     """The crash contract at every write point of materialize, export, rebase
     --apply, red-green, reconcile and watch (SIGKILL, and Ctrl-C twice); prints
     the count of crash states checked per command (tests checks a sample)."""
-    _install(session, "[test]")
+    _install(session, "test")
     summary = Path(session.create_tmp()) / "crash-states.jsonl"
     summary.unlink(missing_ok=True)
     session.env.update(FORKKIT_CRASH="all", FORKKIT_CRASH_SUMMARY=str(summary))
@@ -115,7 +117,7 @@ def tests(session: nox.Session) -> None:
     two groups (reconcile, and the rest), each on one worker, in order
     (tests/conftest.py); the unit and contract tests fill in around them.
     """
-    _install(session, "[test]")
+    _install(session, "test")
     # the slowest tests, so CI's log says where the session's time goes
     session.run("pytest", *_xdist(), "--durations=25", *session.posargs)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
 def pid_alive(pid: int) -> bool:
@@ -33,44 +34,57 @@ def end_children(*, proc: Path = Path("/proc")) -> list[int]:
     A terminated git removes its lock files; pip or uv leave a venv without
     its done-marker, built again by the next command."""
     me, killed = os.getpid(), []
-    for pid, (parent, _) in _processes(proc).items():
-        if parent == me:
+    for pid, p in _processes(proc).items():
+        if p.parent == me:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)
                 killed.append(pid)
     return killed
 
 
-def _processes(proc: Path) -> dict[int, tuple[int, int]]:
-    """Every process in ``proc``: pid -> (parent pid, CPU clock ticks so far,
-    user + system, all its threads). Empty where there is no /proc."""
-    found: dict[int, tuple[int, int]] = {}
+class Proc(NamedTuple):
+    """One process in /proc: its parent, and the CPU clock ticks it and its
+    reaped children used so far (user + system, every thread)."""
+
+    parent: int
+    ticks: int
+
+
+def _processes(proc: Path) -> dict[int, Proc]:
+    """Every process in ``proc`` by pid. Empty where there is no /proc."""
+    found: dict[int, Proc] = {}
     try:
         entries = [e for e in os.listdir(proc) if e.isdigit()]
     except OSError:
         return found
     for entry in entries:
         try:
-            # after the command name: state, ppid, ..., utime (14), stime (15)
+            # after the command name: state, ppid, ..., utime, stime, cutime,
+            # cstime (fields 14 to 17 of proc(5))
             fields = (proc / entry / "stat").read_text().rsplit(")", 1)[1].split()
-            found[int(entry)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+            ticks = sum(int(f) for f in fields[11:15])
+            found[int(entry)] = Proc(parent=int(fields[1]), ticks=ticks)
         except (OSError, ValueError, IndexError):
             continue
     return found
 
 
-def _own_ticks(processes: dict[int, tuple[int, int]], me: int) -> dict[int, int]:
-    """The CPU ticks of ``me`` and of every process descended from it."""
+def _tree_ticks(processes: dict[int, Proc], *, root: int) -> int:
+    """The CPU ticks of ``root`` and of every process descended from it. A
+    child that ends and is reaped moves its ticks to its parent's (cutime),
+    so the sum only grows by what the tree ran."""
     children: dict[int, list[int]] = {}
-    for pid, (parent, _) in processes.items():
-        children.setdefault(parent, []).append(pid)
-    ticks, todo = {}, [me]
+    for pid, p in processes.items():
+        children.setdefault(p.parent, []).append(pid)
+    seen: set[int] = set()
+    todo, total = [root], 0
     while todo:
         pid = todo.pop()
-        if pid in processes and pid not in ticks:
-            ticks[pid] = processes[pid][1]
+        if pid in processes and pid not in seen:
+            seen.add(pid)
+            total += processes[pid].ticks
             todo.extend(children.get(pid, ()))
-    return ticks
+    return total
 
 
 def _cpu_times(stat: str) -> tuple[int, int]:
@@ -113,18 +127,16 @@ def cpu_sample(
     me = os.getpid()
     try:
         busy0, total0 = _cpu_times(stat.read_text())
-        own0 = _own_ticks(_processes(proc), me)
+        own0 = _tree_ticks(_processes(proc), root=me)
         time.sleep(sample_s)
         busy1, total1 = _cpu_times(stat.read_text())
-        own1 = _own_ticks(_processes(proc), me)
+        own1 = _tree_ticks(_processes(proc), root=me)
     except (OSError, ValueError, IndexError):
         return CpuSample(busy=os.getloadavg()[0])
     if total1 <= total0:
         return CpuSample(busy=0.0)
-    # a process of ours that ended within the sample counts as another's
-    own = sum(max(0, t - own0.get(pid, 0)) for pid, t in own1.items())
     scale = n / (total1 - total0)
-    return CpuSample(busy=scale * (busy1 - busy0), own=scale * own)
+    return CpuSample(busy=scale * (busy1 - busy0), own=scale * max(0, own1 - own0))
 
 
 def busy_cpus(
@@ -136,7 +148,9 @@ def busy_cpus(
 ) -> float:
     """How many CPUs other processes keep busy now (:func:`cpu_sample`): our
     own background work, such as the next line's venv build under
-    ``red-green --all-lines``, is not a reason to run one at a time."""
+    ``red-green --all-lines``, is not a reason to run one at a time (a
+    build waits mostly on the network and the disk; its short bytecode
+    compile then shares the cores with the runs)."""
     return cpu_sample(sample_s=sample_s, stat=stat, proc=proc, cpus=cpus).others
 
 
