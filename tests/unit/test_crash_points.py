@@ -45,9 +45,11 @@ pytestmark = pytest.mark.contract
 
 
 def _forkkit(root: Path, *args: str, fault: str = "") -> int:
-    """Run forkkit in ``root``; its exit code (stderr kept in ``LAST``)."""
+    """Run forkkit in ``root``; its exit code (stderr kept in ``LAST``). Its
+    temporary files go to ``root``'s own :func:`_tmp` folder."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FORKKIT_")}
     env |= {"PYTHONPATH": SRC, "FORKKIT_TESTENV_PYTHON": toy_testenv_python()}
+    env["TMPDIR"] = str(_tmp(root))
     if fault:
         env["FORKKIT_FAULT"] = fault
     proc = subprocess.run(
@@ -64,6 +66,21 @@ def _forkkit(root: Path, *args: str, fault: str = "") -> int:
 
 
 LAST: list[str] = [""]
+
+
+def _tmp(root: Path) -> Path:
+    """The temporary folder of the runs in ``root`` (beside it, not in it)."""
+    tmp = root.with_name(f"{root.name}.tmp")
+    tmp.mkdir(exist_ok=True)
+    return tmp
+
+
+def _litter(root: Path) -> list[str]:
+    """What a crashed command left that no later command removes: files in
+    the temporary folder, and forkkit's own staging folders in the workdir."""
+    left = [f"$TMPDIR/{p.name}" for p in _tmp(root).iterdir()]
+    work = root / ".forkkit"
+    return left + [f".forkkit/{p.name}" for p in work.glob("fix-add-*")]
 
 
 def _user_files(root: Path, *, staged: bool = True) -> dict[str, bytes]:
@@ -244,6 +261,7 @@ def test_every_write_point_recovers(
         d = _one_of(_user_files(root), before, after)
         assert not d, f"{name} {n}, after {again}: {d}"
         _check_report(root)
+        assert not (left := _litter(root)), f"{name} {n}: left behind: {left}"
         shutil.rmtree(root)
         checked += 1
     summary = os.environ.get("FORKKIT_CRASH_SUMMARY")

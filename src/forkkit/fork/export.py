@@ -10,7 +10,6 @@ the series named are ever deleted.
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -174,8 +173,9 @@ def _write(
     patches_dir = cfg.patches_dir
     old_names = parse_series_file(old_text)
     unknown = _unknown(patches_dir, old_names)
-    with tempfile.TemporaryDirectory(prefix="forkkit-export-") as tmp:
-        files = repo.format_patch(f"{base}..{head}", Path(tmp))
+    # in the workdir, not $TMPDIR: a killed export's is removed by the next one
+    with cfg.work.scratch_folder("export") as tmp:
+        files = repo.format_patch(f"{base}..{head}", tmp)
         say(f"checking that {len(files)} patch(es) rebuild HEAD's tree")
         _verify(repo, base, files, head_tree=repo.tree(head))
         names = [f.name for f in files]

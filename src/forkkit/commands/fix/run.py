@@ -13,7 +13,6 @@ and the new ``[[fix]]`` of ``fork.toml`` written, in one transaction.
 from __future__ import annotations
 
 import re
-import tempfile
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -161,8 +160,8 @@ def add_fix(
     series = load_series(cfg.series_file, cfg.patches_dir)
     tree = materialize(cfg)
     mails = _mails(files, new.id, first=_next_number(series))
-    with tempfile.TemporaryDirectory(prefix="fix-add-", dir=cfg.work.ensure()) as tmp:
-        patches = _staged(cfg, mails, Path(tmp))
+    with cfg.work.scratch_folder("fix-add") as tmp:  # a killed one's: pruned
+        patches = _staged(cfg, mails, tmp)
         head = tree.repo.rev("HEAD") or tree.head
         _applies(tree.repo, head, patches=patches, label=tree.upstream_label)
         decl = FixDecl(
