@@ -53,7 +53,7 @@ from forkkit.vcs import Repo
 sys.path.insert(0, str(Path(__file__).parent))
 from timeline import HEADERS, Phase, phases, rows
 
-MANUAL = "manual recipe (3 pytest runs, git restore)"
+MANUAL = "manual recipe (git restore; pytest: a red per fix, green, related)"
 TOOLKIT = "forkkit red-green --fresh"
 CACHED = "forkkit red-green (cached rerun)"
 

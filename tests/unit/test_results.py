@@ -436,7 +436,7 @@ def test_bench_compares_with_the_manual_recipe_on_the_toy(
     data = json.loads(numbers.read_text())
     assert data["classification_differs_in_rounds"] == []
     assert set(data["wall"]) == {
-        "manual recipe (3 pytest runs, git restore)",
+        "manual recipe (git restore; pytest: a red per fix, green, related)",
         "forkkit red-green --fresh",
         "forkkit red-green (cached rerun)",
     }
