@@ -19,10 +19,16 @@ from forkkit.services.proof.run import project_timings, prove
 from forkkit.testing.forkruns import SuiteRun
 from forkkit.testing.junit import parse_junit_text
 from forkkit.testing.pytest_run import PytestRun
-from forkkit.testing.shards import Timings, merge_junit, merged, split, units, weigh
+from forkkit.testing.shards import (
+    SEED_FILE,
+    Timings,
+    merge_junit,
+    merged,
+    split,
+    units,
+    weigh,
+)
 from forkkit.vcs import Repo
-
-SEED = "test_durations.json"
 
 FILES = frozenset(
     {
@@ -244,10 +250,10 @@ def test_every_line_of_the_project_has_its_packing_seed() -> None:
     beside the reds: one core idle for two minutes of the main job."""
     project = load_config(Path(__file__).parents[2] / "fork.toml")
     for line in [project, *(load_config(p) for p in project.also)]:
-        seed = json.loads((line.root / SEED).read_text())
+        seed = json.loads((line.root / SEED_FILE).read_text())
         # the run on the fix packs by its files' times (not the reds')
         files = {k.split("::")[0] for k in seed if not k.startswith("red ")}
         for suite in load_fixes(line).related_suites:
             assert any(f == suite or f.startswith(f"{suite}/") for f in files), (
-                f"{line.root / SEED}: no measured time for {suite}"
+                f"{line.root / SEED_FILE}: no measured time for {suite}"
             )

@@ -231,6 +231,10 @@ def merged(
     )
 
 
+# committed beside a line's fork.toml: its measured times, for a fresh workdir
+SEED_FILE = "test_durations.json"
+
+
 class Timings:
     """The last measured seconds of each test file or directory (the
     workdir's ``timings.json``): what the next split packs by. ``seed``: the

@@ -64,7 +64,7 @@ from forkkit.testing.env import TestEnv, ensure_testenv, installed
 from forkkit.testing.fixrun import subset_run
 from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.junit import JunitReport
-from forkkit.testing.shards import Timings
+from forkkit.testing.shards import SEED_FILE, Timings
 from forkkit.vcs import Repo
 from forkkit.workdir import published_path
 
@@ -260,7 +260,7 @@ def project_timings(cfg: ForkConfig, tree: ForkTree) -> Timings:
     release), seeded by the project's committed ``test_durations.json``."""
     name = re.sub(r"[^A-Za-z0-9.+-]+", "_", tree.upstream_label)
     root = cfg.work.root / "timings" / f"{name}.json"
-    return Timings(root, seed=cfg.root / "test_durations.json")
+    return Timings(root, seed=cfg.root / SEED_FILE)
 
 
 def _result(
