@@ -28,9 +28,7 @@ Source = Literal["sdist", "git"]
 
 # -- checks --------------------------------------------------------------------
 
-_GIT_SCHEMES = frozenset(
-    {"http", "https", "ssh", "git", "file", "ftp", "ftps", "git+ssh", "ssh+git"}
-)
+_GIT_SCHEMES = frozenset({"https", "ssh", "git", "file", "git+ssh", "ssh+git"})
 # scp-like ``[user@]host:path`` (git's own rule: no slash before the colon)
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)\S")
 _HELPER = re.compile(r"^[A-Za-z][\w+.-]*::\S")
@@ -56,16 +54,32 @@ def check_url(value: str, where: str) -> str:
 def check_git_url(value: str, where: str) -> str:
     """A URL git can fetch: a known scheme, ``host:path`` or an absolute path."""
     scheme, sep, rest = value.partition("://")
-    if sep:
+    helper = _HELPER.match(value)
+    if value.startswith("-") or any(c.isspace() for c in value):
+        ok = False
+    elif helper and not sep:
+        # ``TRANSPORT::ADDRESS`` runs a remote helper: ``ext::`` runs a command
+        ok = value.split("::", 1)[0].lower() in _GIT_SCHEMES
+    elif sep:
         ok = scheme.lower() in _GIT_SCHEMES and bool(rest.strip())
     else:
-        ok = bool(
-            _HELPER.match(value) or _SCP_LIKE.match(value) or Path(value).is_absolute()
-        )
+        ok = bool(_SCP_LIKE.match(value) or Path(value).is_absolute())
     if not ok:
         raise ForkkitError(
             f"{where}: {value!r} is not a git URL; use https://HOST/REPO, "
             "ssh://..., HOST:PATH, file:///PATH or an absolute path"
+        )
+    return value
+
+
+def check_git_rev(value: str, where: str, *, spaces: bool = False) -> str:
+    """A branch, tag, commit or ref as git data: never an option (a leading
+    ``-``) and, unless ``spaces`` (a value that may also be a file's path),
+    one word; one line naming ``where`` otherwise."""
+    if value.startswith("-") or (not spaces and any(c.isspace() for c in value)):
+        raise ForkkitError(
+            f"{where} {value!r}: not a branch, tag or commit (it starts with '-' "
+            "or holds a space, so git would read it as an option); fix it"
         )
     return value
 
@@ -274,6 +288,7 @@ def _git(
         raise ForkkitError(f"{where}: source 'git' needs git_url and git_rev")
     if not (url or rev):
         return None
+    check_git_rev(rev, f"{where}: git_rev")
     if commit and not is_commit_id(commit):
         raise ForkkitError(
             f"{where}: git_commit {commit!r} is not a full commit id (40 or 64 "

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Self
 
 from forkkit.vcs.apply import ApplyResult, apply_result
-from forkkit.vcs.git import GitBound
+from forkkit.vcs.git import GitBound, operand
 from forkkit.vcs.index import ScratchIndex, scratch_index
 
 
@@ -80,21 +80,21 @@ class WorkTree(GitBound):
     def fast_forward(self, rev: str) -> None:
         """Move the checked-out branch forward to ``rev`` (a descendant of
         HEAD), updating the work tree; git refuses to overwrite any file."""
-        self._git.run("merge", "--ff-only", "-q", rev)
+        self._git.run("merge", "--ff-only", "-q", operands=[rev])
 
     def force_checkout(self, *, branch: str, rev: str) -> None:
         """Point ``branch`` at ``rev`` and check it out, discarding edits."""
-        self._git.run("checkout", "-q", "-f", "-B", branch, rev)
+        self._git.run("checkout", "-q", "-f", "-B", operand(branch), operand(rev))
         self._git.run("clean", "-q", "-fd")
 
     def detach(self, rev: str) -> None:
         """Check out ``rev`` detached, discarding edits and untracked files."""
-        self._git.run("checkout", "-q", "-f", "--detach", rev)
+        self._git.run("checkout", "-q", "-f", "--detach", operand(rev))
         self._git.run("clean", "-qfdx")
 
     def reset_hard(self, rev: str = "HEAD") -> None:
         """``reset --hard`` to ``rev``."""
-        self._git.run("reset", "-q", "--hard", rev)
+        self._git.run("reset", "-q", "--hard", operand(rev))
 
     def abort_operations(self) -> None:
         """Abort any half-done ``am``, ``cherry-pick`` or merge."""
@@ -104,7 +104,7 @@ class WorkTree(GitBound):
 
     def read_tree_into_worktree(self, rev: str) -> None:
         """Make the index and the files ``rev``'s tree (conflicts included)."""
-        self._git.run("read-tree", "--reset", "-u", rev)
+        self._git.run("read-tree", "--reset", "-u", operands=[rev])
 
     def unmerged(self) -> list[str]:
         """Paths with unresolved conflicts."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from forkkit.errors import ForkkitError
 from forkkit.vcs.apply import ApplyResult, apply_result
+from forkkit.vcs.git import operand
 from forkkit.vcs.repo import Repo
 
 
@@ -32,7 +33,11 @@ def fetch_ref(repo: Repo, *, url: str, ref: str, dest: str) -> str:
     Unlike :func:`forkkit.vcs.fetch_rev` this is never shallow: the merge
     base of two fetched revisions must be computable.
     """
-    proc = repo._git.run("fetch", "-q", "--no-tags", url, f"+{ref}:{dest}", check=False)
+    operand(url, what="git URL")
+    operand(ref, what="git ref")
+    proc = repo._git.run(
+        "fetch", "-q", "--no-tags", check=False, operands=[url, f"+{ref}:{dest}"]
+    )
     if proc.returncode != 0:
         lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
         why = lines[-1].removeprefix("fatal: ") if lines else f"exit {proc.returncode}"
@@ -45,7 +50,7 @@ def fetch_ref(repo: Repo, *, url: str, ref: str, dest: str) -> str:
 
 def merge_base(repo: Repo, a: str, b: str) -> str | None:
     """The best common ancestor of two commits, or None (no common history)."""
-    proc = repo._git.run("merge-base", a, b, check=False)
+    proc = repo._git.run("merge-base", check=False, operands=[a, b])
     if proc.returncode != 0:
         return None
     return proc.stdout.strip() or None
@@ -53,7 +58,7 @@ def merge_base(repo: Repo, a: str, b: str) -> str | None:
 
 def show_text(repo: Repo, rev: str, path: str) -> str | None:
     """The text of ``path`` at ``rev`` (None when it is not there)."""
-    proc = repo._git.run("show", f"{rev}:{path}", check=False)
+    proc = repo._git.run("show", check=False, operands=[f"{rev}:{path}"])
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -90,7 +95,7 @@ def commit_index(repo: Repo, message: str) -> str:
 def restore_paths(repo: Repo, rev: str, paths: Sequence[str]) -> None:
     """Put ``paths`` back as they are at ``rev`` (work tree and index)."""
     if paths:
-        repo._git.run("checkout", "-q", "-f", rev, "--", *paths)
+        repo._git.run("checkout", "-q", "-f", operand(rev), "--", *paths)
 
 
 def unstage_paths(repo: Repo, paths: Sequence[str]) -> None:

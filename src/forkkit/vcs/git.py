@@ -64,6 +64,13 @@ _CONFIG = tuple(
         "log.showSignature=false",
         "apply.whitespace=nowarn",
         "core.quotePath=true",
+        # Only the transports forkkit supports: never ext::, fd:: or another
+        # remote helper that runs a program named in a URL.
+        "protocol.allow=never",
+        "protocol.file.allow=always",
+        "protocol.https.allow=always",
+        "protocol.ssh.allow=always",
+        "protocol.git.allow=always",
     )
     for arg in ("-c", pair)
 )
@@ -108,6 +115,19 @@ def kept_for_the_process(
     if keep(made):
         _KEPT[full] = made
     return made
+
+
+def operand(value: str, *, what: str = "git revision or URL") -> str:
+    """``value`` when git can only read it as data (a revision, URL or
+    refspec); one line otherwise. A value starting with ``-`` would be an
+    option to git (``--upload-pack=CMD`` runs CMD), so it is refused before
+    any git runs, wherever it came from."""
+    if not value or value.startswith("-") or any(c in value for c in "\0\n\r"):
+        raise ForkkitError(
+            f"{what} {value!r}: not a revision or URL (it is empty, starts with "
+            "'-' or holds a line break, so git would read it as an option); fix it"
+        )
+    return value
 
 
 class GitError(ForkkitError):
@@ -158,17 +178,31 @@ class Git:
         check: bool = True,
         input: str | bytes | None = None,
         extra_env: dict[str, str] | None = None,
+        operands: Sequence[str] = (),
+        paths: Sequence[str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``git ARGS``; raise :class:`GitError` on failure when ``check``."""
+        """Run ``git ARGS [--end-of-options OPERANDS] [-- PATHS]``; raise
+        :class:`GitError` on failure when ``check``.
+
+        ``ARGS`` are forkkit's own words. Every value that may come from
+        outside (a revision, URL or refspec from fork.toml, the command line
+        or a report) goes in ``operands``: git reads what follows
+        ``--end-of-options`` as data only, and each is checked by
+        :func:`operand` first. This is the one place argv is built."""
         if args and args[0] not in _READS:
             faults.point(f"git {args[0]}")
         env = self.env()
         if extra_env:
             env.update(extra_env)
-        cmd = ["git", *_CONFIG]
+        tail = [operand(v) for v in operands]
+        cmd = ["git", *_CONFIG, *args]
+        if tail:
+            cmd += ["--end-of-options", *tail]
+        if paths is not None:
+            cmd += ["--", *paths]
         try:
             proc = subprocess.run(
-                [*cmd, *args],
+                cmd,
                 cwd=self.cwd,
                 env=env,
                 input=input.decode() if isinstance(input, bytes) else input,
@@ -184,13 +218,13 @@ class Git:
             raise GitError(list(args), proc.returncode, proc.stderr or proc.stdout)
         return proc
 
-    def out(self, *args: str) -> str:
-        """stdout of ``git ARGS``, stripped."""
-        return self.run(*args).stdout.strip()
+    def out(self, *args: str, operands: Sequence[str] = ()) -> str:
+        """stdout of ``git ARGS [--end-of-options OPERANDS]``, stripped."""
+        return self.run(*args, operands=operands).stdout.strip()
 
-    def ok(self, *args: str) -> bool:
-        """Whether ``git ARGS`` succeeds."""
-        return self.run(*args, check=False).returncode == 0
+    def ok(self, *args: str, operands: Sequence[str] = ()) -> bool:
+        """Whether ``git ARGS [--end-of-options OPERANDS]`` succeeds."""
+        return self.run(*args, check=False, operands=operands).returncode == 0
 
     def rev(self, ref: str) -> str | None:
         """The commit a ref names, or None."""
@@ -204,7 +238,7 @@ class Git:
         is asked again). A lookup that finds nothing is always asked again."""
 
         def ask() -> str | None:
-            proc = self.run("rev-parse", "--verify", "-q", spec, check=False)
+            proc = self.run("rev-parse", "--verify", "-q", check=False, operands=[spec])
             return proc.stdout.strip() or None
 
         if not _FULL_ID.match(spec):
@@ -216,13 +250,20 @@ class Git:
     def is_clean(self) -> bool:
         return self.out("status", "--porcelain", "--untracked-files=no") == ""
 
-    def kept_out(self, *args: str, revs: Sequence[str]) -> str:
-        """stdout of ``git ARGS`` (a read), kept for the process when every
-        one of ``revs`` (the revisions it reads) starts with a full object
-        id: its answer cannot change while the repository exists."""
+    def kept_out(
+        self, *args: str, revs: Sequence[str], paths: Sequence[str] | None = None
+    ) -> str:
+        """stdout of ``git ARGS --end-of-options REVS [-- PATHS]`` (a read),
+        kept for the process when every one of ``revs`` starts with a full
+        object id: its answer cannot change while the repository exists."""
+
+        def ask() -> str:
+            return self.run(*args, operands=revs, paths=paths).stdout
+
         if not all(_FULL_ID.match(r) for r in revs):
-            return self.run(*args).stdout
-        return kept_for_the_process(self.cwd, args, lambda: self.run(*args).stdout)
+            return ask()
+        key = (*args, "--end-of-options", *revs, "--", *(paths or ()))
+        return kept_for_the_process(self.cwd, key, ask)
 
     def absolute_git_dir(self) -> str:
         """``rev-parse --absolute-git-dir``: the same while the folder's

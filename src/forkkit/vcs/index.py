@@ -22,7 +22,7 @@ class ScratchIndex:
 
     def read_tree(self, rev: str) -> None:
         """Load ``rev``'s tree."""
-        self._git.run("read-tree", rev, extra_env=self._env)
+        self._git.run("read-tree", extra_env=self._env, operands=[rev])
 
     def add_directory(
         self, src: Path, *, exclude: tuple[str, ...] = (), force: bool = True

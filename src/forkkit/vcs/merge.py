@@ -100,7 +100,7 @@ def reset_scratch(repo: Repo) -> None:
 
 def cherry_pick(repo: Repo, commit: str) -> PickResult:
     """Cherry-pick ``commit`` onto HEAD (3-way, rerere replays resolutions)."""
-    proc = repo._git.run("cherry-pick", commit, check=False)
+    proc = repo._git.run("cherry-pick", check=False, operands=[commit])
     if proc.returncode == 0:
         return PickResult(ok=True)
     text = proc.stdout + proc.stderr
@@ -139,7 +139,7 @@ def entries(
     if rev is None:
         out = repo._git.out("ls-files", "-s", "--", *paths)
     else:
-        out = repo._git.out("ls-tree", "-r", rev, "--", *paths)
+        out = repo._git.run("ls-tree", "-r", operands=[rev], paths=paths).stdout.strip()
     for line in out.splitlines():
         meta, path = line.split("\t", 1)
         fields = meta.split()

@@ -34,7 +34,9 @@ class Objects(GitBound):
         """The tree id of ``rev``."""
         found = self._git.lookup(f"{rev}^{{tree}}")
         if found is None:
-            self._git.run("rev-parse", f"{rev}^{{tree}}")  # its error, as before
+            self._git.run(
+                "rev-parse", operands=[f"{rev}^{{tree}}"]
+            )  # its error, as before
         return found or ""
 
     def blob(self, rev: str, path: str) -> str | None:
@@ -43,7 +45,7 @@ class Objects(GitBound):
 
     def read_blob(self, obj: str) -> bytes:
         """The bytes of a blob (by id or ``rev:path``)."""
-        out = self._git.run("cat-file", "blob", obj).stdout
+        out = self._git.run("cat-file", "blob", operands=[obj]).stdout
         return out.encode()
 
     def write_blob(self, data: str) -> str:
@@ -52,18 +54,18 @@ class Objects(GitBound):
 
     def message(self, rev: str) -> str:
         """The full commit message of ``rev``."""
-        return self._git.out("log", "-1", "--format=%B", rev)
+        return self._git.out("log", "-1", "--format=%B", operands=[rev])
 
     def author(self, rev: str) -> Identity:
         """The author of ``rev``."""
         name, email, date = self._git.out(
-            "log", "-1", "--format=%an%n%ae%n%aI", rev
+            "log", "-1", "--format=%an%n%ae%n%aI", operands=[rev]
         ).splitlines()
         return Identity(name=name, email=email, date=date)
 
     def subjects(self, rev_range: str) -> list[str]:
         """``short-sha subject`` of each commit in ``rev_range``, oldest first."""
-        out = self._git.out("log", "--reverse", "--format=%h %s", rev_range)
+        out = self._git.out("log", "--reverse", "--format=%h %s", operands=[rev_range])
         return out.splitlines()
 
     def commits(
@@ -73,21 +75,23 @@ class Objects(GitBound):
         mainline only, as a bisection walks it)."""
         flags = ["--merges"] if merges_only else []
         flags += ["--first-parent"] if first_parent else []
-        return self._git.out("rev-list", "--reverse", *flags, rev_range).split()
+        return self._git.out(
+            "rev-list", "--reverse", *flags, operands=[rev_range]
+        ).split()
 
     def committers(self, rev_range: str) -> list[tuple[str, str]]:
         """``(commit, committer e-mail)`` of each commit in ``rev_range``,
         oldest first."""
-        out = self._git.out("log", "--reverse", "--format=%H %ce", rev_range)
+        out = self._git.out("log", "--reverse", "--format=%H %ce", operands=[rev_range])
         return [(line[:40], line[41:]) for line in out.splitlines() if line]
 
     def committer_emails(self, rev: str) -> list[str]:
         """The committer e-mail of every commit reachable from ``rev``."""
-        return self._git.out("log", "--format=%ce", rev).splitlines()
+        return self._git.out("log", "--format=%ce", operands=[rev]).splitlines()
 
     def is_ancestor(self, ancestor: str, rev: str) -> bool:
         """Whether ``ancestor`` is ``rev`` or one of its ancestors."""
-        return self._git.ok("merge-base", "--is-ancestor", ancestor, rev)
+        return self._git.ok("merge-base", "--is-ancestor", operands=[ancestor, rev])
 
     def ls_tree(self, rev: str, paths: Sequence[str]) -> dict[str, str]:
         """``path -> blob id`` of the files under ``paths`` at ``rev``."""
@@ -99,7 +103,7 @@ class Objects(GitBound):
         """``path -> (mode, object id)`` of the entries under ``paths`` at
         ``rev``, names as they are (``-z``: no quoting); mode 120000 is a
         symlink, 160000 a submodule."""
-        out = self._git.kept_out("ls-tree", "-r", "-z", rev, "--", *paths, revs=[rev])
+        out = self._git.kept_out("ls-tree", "-r", "-z", revs=[rev], paths=paths)
         entries = {}
         for record in out.split("\0"):
             if record:
@@ -110,14 +114,14 @@ class Objects(GitBound):
 
     def changed_paths(self, a: str, b: str) -> list[str]:
         """Paths that differ between two revisions."""
-        out = self._git.kept_out("diff", "--name-only", a, b, revs=[a, b])
+        out = self._git.kept_out("diff", "--name-only", revs=[a, b])
         return out.strip().splitlines()
 
     def diff(self, *, a: str, b: str | None = None, paths: Sequence[str] = ()) -> str:
         """A full-index unified diff from ``a`` to ``b`` (the work tree if None)."""
         revs = [a] if b is None else [a, b]
-        args = ["diff", "--no-color", "--full-index", "--binary", *revs]
-        return self._git.run(*args, "--", *paths).stdout
+        args = ["diff", "--no-color", "--full-index", "--binary"]
+        return self._git.run(*args, operands=revs, paths=paths).stdout
 
     def grep_files(
         self, rev: str, patterns: Sequence[str], paths: Sequence[str]
@@ -127,7 +131,7 @@ class Objects(GitBound):
         if not patterns:
             return []
         args = ["grep", "-l", "-I", "-E", *(a for p in patterns for a in ("-e", p))]
-        proc = self._git.run(*args, rev, "--", *paths, check=False)
+        proc = self._git.run(*args, check=False, operands=[rev], paths=paths)
         prefix = f"{rev}:"
         return sorted(
             line.removeprefix(prefix) for line in proc.stdout.splitlines() if line

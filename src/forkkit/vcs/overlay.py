@@ -55,7 +55,7 @@ def file_entries(
     left out)."""
     if not paths:
         return {}
-    out = repo._git.run("ls-tree", "-z", rev, "--", *paths).stdout
+    out = repo._git.run("ls-tree", "-z", operands=[rev], paths=paths).stdout
     entries: dict[str, tuple[str, str]] = {}
     for item in out.split("\0"):
         if not item:

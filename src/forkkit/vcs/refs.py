@@ -49,7 +49,7 @@ class Refs(GitBound):
 
     def tag(self, name: str, rev: str) -> None:
         """Point lightweight tag ``name`` at ``rev`` (moving it if present)."""
-        self._git.run("tag", "-f", name, rev)
+        self._git.run("tag", "-f", operands=[name, rev])
 
     def branch(self) -> str | None:
         """The checked-out branch, or None when HEAD is detached."""

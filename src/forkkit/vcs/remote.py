@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from forkkit.errors import ForkkitError
+from forkkit.vcs.git import operand
 from forkkit.vcs.repo import Repo
 
 
@@ -15,19 +16,26 @@ def fetch_rev(repo: Repo, *, url: str, rev: str) -> str:
     tags (servers that refuse fetching an unadvertised SHA).
     """
     git = repo._git
+    operand(url, what="git URL")
+    operand(rev, what="git revision")
     if _is_commit(rev) and git.rev(rev) == rev:
         return rev  # already here: a commit id names its content
-    if git.ok("fetch", "-q", "--depth=1", url, rev):
+    if (
+        git.run("fetch", "-q", "--depth=1", check=False, operands=[url, rev]).returncode
+        == 0
+    ):
         sha = git.rev("FETCH_HEAD")
         if sha:
             return sha
     proc = git.run(
         "fetch",
         "-q",
-        url,
-        "+refs/heads/*:refs/forkkit-src/heads/*",
-        "+refs/tags/*:refs/forkkit-src/tags/*",
         check=False,
+        operands=[
+            url,
+            "+refs/heads/*:refs/forkkit-src/heads/*",
+            "+refs/tags/*:refs/forkkit-src/tags/*",
+        ],
     )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["fetch failed"])[-1]
@@ -48,7 +56,9 @@ def _is_commit(rev: str) -> bool:
 def remote_head(repo: Repo, *, url: str, rev: str) -> str | None:
     """The commit branch or tag ``rev`` of ``url`` is at now (``git
     ls-remote``, nothing fetched); None when the remote has no such ref."""
-    proc = repo._git.run("ls-remote", url, rev, f"{rev}^{{}}", check=False)
+    operand(url, what="git URL")
+    operand(rev, what="git revision")
+    proc = repo._git.run("ls-remote", check=False, operands=[url, rev, f"{rev}^{{}}"])
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["ls-remote failed"])[-1]
         raise ForkkitError(f"{url}: cannot list its refs ({last}); check the URL")
@@ -65,7 +75,11 @@ def remote_head(repo: Repo, *, url: str, rev: str) -> str | None:
 def fetch_history(repo: Repo, *, url: str, rev: str, ref: str) -> str:
     """Fetch ``rev`` of ``url`` with its history (down to what ``repo`` has)
     into ``ref``; return its commit. For counting and bisecting commits."""
-    proc = repo._git.run("fetch", "-q", "--no-tags", url, f"+{rev}:{ref}", check=False)
+    operand(url, what="git URL")
+    operand(rev, what="git revision")
+    proc = repo._git.run(
+        "fetch", "-q", "--no-tags", check=False, operands=[url, f"+{rev}:{ref}"]
+    )
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["fetch failed"])[-1]
         raise ForkkitError(f"{url}: cannot fetch {rev} ({last}); check the URL")

@@ -64,7 +64,14 @@ def scratch_worktree(git: Git, rev: str, tag: str) -> Iterator[Git]:
         path.mkdir()
     try:
         with _ADMIN:
-            git.run("worktree", "add", "-q", "--detach", "--force", str(path), rev)
+            git.run(
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                "--force",
+                operands=[str(path), rev],
+            )
         yield Git(path)
     finally:
         with _ADMIN:

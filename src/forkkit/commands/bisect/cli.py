@@ -13,6 +13,7 @@ from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import write_reports
 from forkkit.output.verdicts import ExitTable
+from forkkit.pin import check_git_rev
 from forkkit.services.bisect.doc import bisect_doc
 from forkkit.services.bisect.model import STEM, BisectResult
 from forkkit.services.bisect.render import render_all, render_line
@@ -88,8 +89,8 @@ def request(args: argparse.Namespace) -> Request:
     return Request(
         opts=BisectOptions(
             fix=args.fix,
-            good=args.good,
-            bad=args.bad,
+            good=args.good and check_git_rev(args.good, "--good"),
+            bad=args.bad and check_git_rev(args.bad, "--bad"),
             tests_from=args.tests_from,
             until=args.until,
             record=args.record,

@@ -12,6 +12,7 @@ from forkkit.cliopts import add_pytest_args_option
 from forkkit.config import ForkConfig
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.verdicts import ExitTable
+from forkkit.pin import check_git_rev
 from forkkit.services.reconcile.model import THEIR_TESTS, Measurement, Options
 from forkkit.services.reconcile.run import reconcile
 from forkkit.services.repro.model import EAGLE_MODES, PRESETS
@@ -127,7 +128,9 @@ def request(args: argparse.Namespace) -> Request:
         resend="" if args.resend == "off" else args.resend,
         eagle_mode=args.eagle_mode,
     )
-    return Request(with_ref=args.with_ref, opts=opts)
+    return Request(
+        with_ref=check_git_rev(args.with_ref, "--with", spaces=True), opts=opts
+    )
 
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
