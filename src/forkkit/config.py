@@ -183,7 +183,7 @@ def select_line(cfg: ForkConfig, name: str) -> ForkConfig:
     usually has none, by its upstream's version or label (``0.34.0``)."""
     if not name:
         return cfg
-    found = [cfg, *(load_config(p) for p in cfg.also)]
+    found = every_line(cfg)
     for line in found:
         pin = line.upstream.sdist
         if name in (line.line, line.line_label) or (
@@ -196,6 +196,22 @@ def select_line(cfg: ForkConfig, name: str) -> ForkConfig:
     )
 
 
+def every_line(cfg: ForkConfig) -> list[ForkConfig]:
+    """``cfg``'s own line, then those of ``[line] also``: each named once
+    (two lines of one name would share one tree and one report folder)."""
+    lines = [cfg, *(load_config(p) for p in cfg.also)]
+    seen: dict[str, Path] = {}
+    for line in lines:
+        name = line.line or line.line_label
+        if name in seen:
+            raise ForkkitError(
+                f"{cfg.path.name} [line] also: {line.path} and {seen[name]} are "
+                f"both line {name!r}; give each its own [line] name"
+            )
+        seen[name] = line.path
+    return lines
+
+
 def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """``[line]``: this line's name (a folder name) and the other lines."""
     lt = _table(data, "line", path.name)
@@ -205,6 +221,13 @@ def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
         path_component(name, what=f"{where} name")
     also = _req(lt, "also", where, kind=list) if "also" in lt else []
     paths = tuple(Path(os.path.normpath(path.parent / p)) for p in also)
+    for p in paths:
+        if p.resolve() == path.resolve():
+            raise ForkkitError(
+                f"{where} also: {str(p)!r} is this file; list only the other lines"
+            )
+    if len(set(paths)) != len(paths):
+        raise ForkkitError(f"{where} also: a line is listed twice; list it once")
     return {"line": name, "also": paths}
 
 

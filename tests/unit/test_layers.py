@@ -160,7 +160,7 @@ IO_CALLS = {
 
 
 # Pure modules of a layer that IO_MODULES names: a pure module may import them.
-PURE_OUTPUT = ("output/verdicts.py",)
+PURE_OUTPUT = ("output/verdicts.py", "output/mdtext.py")
 
 
 def _pure_modules() -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -374,6 +375,22 @@ def test_what_upstream_already_has() -> None:
     assert "What upstream" not in render_markdown(
         PrInputs(title="", red_green=rg, rebase=none)
     )
+
+
+def test_a_title_and_a_subject_are_text_not_html_or_script_links() -> None:
+    """#44: user input in the PR body is escaped (no raw HTML, no script link)."""
+    title = "[Bugfix] <img src=x onerror=alert(1)> [see](javascript:alert(1)) <!--"
+    retired = dataclasses.replace(
+        _retired("0001-a.patch", "vllm 0.32.0"),
+        subject="[Bugfix] [x](  JavaScript:alert(2)) <script>alert(3)</script>",
+    )
+    body = render_markdown(
+        PrInputs(title=title, red_green=_proof({}), retired=(retired,))
+    )
+    assert "<img" not in body and "<script" not in body
+    assert "javascript:" not in body.lower()
+    assert "**[Bugfix] &lt;img src=x onerror=alert(1)&gt; see &lt;!--**" in body
+    assert "| [Bugfix] x &lt;script&gt;alert(3)&lt;" in body
 
 
 @pytest.mark.e2e

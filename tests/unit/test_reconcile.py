@@ -79,6 +79,9 @@ def test_parse_competitor(tmp_path: Path) -> None:
         parse_competitor("torch==2.0", "vllm")
     with pytest.raises(ForkkitError, match="not a file"):
         parse_competitor("two words", "vllm")
+    for missing in ("missing.patch", str(tmp_path / "gone"), "./fix.diff"):
+        with pytest.raises(ForkkitError, match="no such file"):
+            parse_competitor(missing, "vllm")
 
 
 @pytest.mark.e2e

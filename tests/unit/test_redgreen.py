@@ -319,8 +319,13 @@ def test_unknown_related_suite_is_a_user_error(
     assert proc.stderr.strip().splitlines()[-1].startswith("forkkit: error: ")
 
 
+@pytest.mark.e2e
 def test_dirty_fork_tree_is_refused(toy_project: ForkConfig, tmp_path: Path) -> None:
+    """Refused in one line, before the report folder is touched: the last
+    good report stays (#44)."""
     tree = materialize(toy_project)
+    assert prove(toy_project, tree, out_dir=tmp_path / "r", stream=False).valid
+    good = (tmp_path / "r" / "red_green.json").read_bytes()
     (tree.path / "toy/calc.py").write_text("broken = True\n")
     for n in range(4):
         (tree.path / f"notes{n}.txt").write_text("mine\n")
@@ -330,7 +335,8 @@ def test_dirty_fork_tree_is_refused(toy_project: ForkConfig, tmp_path: Path) -> 
     assert "uncommitted changes in the fork tree (5 file(s): notes0.txt, " in msg
     assert "and 2 more); red-green tests committed trees only" in msg
     assert "\n" not in msg
-    assert (tmp_path / "r" / "FAILED.txt").is_file()
+    assert not (tmp_path / "r" / "FAILED.txt").exists()
+    assert (tmp_path / "r" / "red_green.json").read_bytes() == good
     assert (tree.path / "notes3.txt").read_text() == "mine\n"  # never touched
 
 
@@ -365,7 +371,7 @@ def test_untracked_file_that_changes_green_is_refused(
     assert msg.startswith(f"{tree.path}: uncommitted changes in the fork tree")
     assert "(1 file(s): tests/conftest.py)" in msg
     assert "commit them and run 'forkkit export', or move them out" in msg
-    assert (out / "FAILED.txt").is_file() and not (out / "red_green.json").exists()
+    assert not (out / "FAILED.txt").exists() and not (out / "red_green.json").exists()
 
 
 _UNCHECKED_PYC = (

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from forkkit.cli import main
+from forkkit.services.proof.plan import Plan
 from forkkit.services.proof.schedule import STARTUP, Job, lanes, red_key
 from tests.synthetic import (
     SyntheticUpstream,
@@ -20,7 +21,8 @@ from tests.synthetic import (
 
 
 def _job(name: str, seconds: float) -> Job:
-    return Job(name, "base", (f"tests/{name}.py",), seconds)
+    targets = (f"tests/{name}.py",)
+    return Job(Plan(targets, (), (), "base", "head", fix_id=name), seconds)
 
 
 def test_reds_go_longest_first_and_the_files_fill_the_cores_up() -> None:

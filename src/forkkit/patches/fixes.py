@@ -28,6 +28,7 @@ FIX_TRAILER = "Forkkit-Fix"
 # a ``[[fix]]`` table's header line in fork.toml, however it is spaced
 FIX_TABLE = re.compile(r"^\s*\[\[\s*fix\s*\]\]\s*(#.*)?$")
 FIX_ID = re.compile(r"[a-z0-9][a-z0-9._-]*")
+FIX_ID_MAX = 64  # it names folders and branches
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,10 +63,22 @@ class Fix:
         return not self.runtime_files
 
 
+_TRAILER_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*\s*:\s")
+
+
 def fix_trailer(message: str) -> str | None:
-    """The value of the last ``Forkkit-Fix:`` trailer of a message."""
+    """The value of the last ``Forkkit-Fix:`` trailer of a message body (no
+    subject): read only from its trailer block (the last paragraph, every
+    line ``Key: value`` or a continuation), as git reads trailers; a
+    ``Forkkit-Fix:`` line in the middle of the body is prose."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", message.strip()) if p.strip()]
+    if not paragraphs:
+        return None
+    block = paragraphs[-1].splitlines()
+    if not all(_TRAILER_LINE.match(ln) or ln[:1].isspace() for ln in block):
+        return None
     found = None
-    for line in message.splitlines():
+    for line in block:
         key, sep, value = line.partition(":")
         if sep and key.strip().lower() == FIX_TRAILER.lower():  # as git reads keys
             found = value.strip()
@@ -78,10 +91,12 @@ RESERVED = frozenset({"series", "summary", "summary.md", "summary.json"})
 
 def check_fix_id(value: str, where: str) -> str:
     """A fix id: lowercase letters, digits and ``. _ -`` (it names a folder)."""
-    if not FIX_ID.fullmatch(value):
+    if not FIX_ID.fullmatch(value) or len(value) > FIX_ID_MAX:
         raise ForkkitError(
-            f"{where}: fix id {value!r} must be lowercase letters, digits and "
-            ". _ - (it names the fix's report folder); rename it"
+            f"{where}: fix id {value[:FIX_ID_MAX]!r}"
+            f"{'...' if len(value) > FIX_ID_MAX else ''} must be lowercase "
+            f"letters, digits and . _ -, at most {FIX_ID_MAX} characters (it "
+            "names the fix's report folder); rename it"
         )
     if value in RESERVED:
         raise ForkkitError(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 from dataclasses import dataclass
 from email.header import decode_header, make_header
@@ -57,6 +58,7 @@ def parse_patch_text(text: str, path: Path) -> Patch:
     if not re.search(r"^diff --git ", text, re.M):
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
     diff = parse_diff(text, str(path))
+    _refuse_outside_links(text, path)
     files = tuple(f.path for f in diff.files)
     return Patch(
         path=path,
@@ -68,6 +70,35 @@ def parse_patch_text(text: str, path: Path) -> Patch:
         sha256=hashlib.sha256(text.encode()).hexdigest(),
         old_paths=tuple(f.old_path for f in diff.files if f.status == "renamed"),
     )
+
+
+_GIT_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
+_LINK_MODE = re.compile(r"^(?:new file mode|new mode) 120000$", re.M)
+
+
+def _refuse_outside_links(text: str, path: Path) -> None:
+    """One line for a symlink the patch makes that points outside the tree
+    (an absolute target, or one that climbs above the top with ``..``): a
+    test behind it would run code from outside the commit."""
+    starts = list(_GIT_FILE.finditer(text))
+    for i, m in enumerate(starts):
+        block = text[m.end() : starts[i + 1].start() if i + 1 < len(starts) else None]
+        if not _LINK_MODE.search(block):
+            continue
+        added = [
+            ln[1:]
+            for ln in block.splitlines()
+            if ln.startswith("+") and not ln.startswith("+++")
+        ]
+        target = added[0] if added else ""
+        where = posixpath.normpath(
+            posixpath.join(posixpath.dirname(m.group(2)), target)
+        )
+        if target.startswith("/") or where == ".." or where.startswith("../"):
+            raise ForkkitError(
+                f"{path}: {m.group(2)} is a symlink to {target!r}, outside the "
+                "tree; commit the file itself (a run tests only what the commit holds)"
+            )
 
 
 def _body(lines: list[str]) -> str:

@@ -12,6 +12,7 @@ tested, never tested as if it were HEAD, nor silently left out.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -136,25 +137,30 @@ class ForkRuns:
         *,
         name: str,
         cancel: threading.Event | None = None,
+        place: str = "",
+        reuse: bool = True,
     ) -> SuiteRun:
         """Run the tests of ``head`` with the runtime files of ``rev``, in a
         fresh scratch checkout of that tree: the fork tree is never edited,
         and nothing outside the commit runs. A finished run is kept in the
-        cache."""
+        cache; ``reuse`` False runs it now even when the cache has it.
+        ``place`` names the checkout and every path pytest is given
+        (default: ``name``), so runs of one place differ only in the tree."""
         # (a killed run's worktrees are pruned once per proof, not per run)
         repo, spec, target, source = self._spec(tree, rev, tests, name=name)
+        spec = dataclasses.replace(spec, place=place)
         tested = spec.tree
-        place = ForkWorkspace(repo, target, name=name, source=source)
+        where = ForkWorkspace(repo, target, name=name, source=source, place=place)
         ran = service.run(
             spec,
-            workspace=lambda: place,
-            cache=self.cache,
+            workspace=lambda: where,
+            cache=self.cache if reuse else None,
             stream=self.stream,
             cancel=cancel,
         )
         report, problem = read_run(ran.run, name)
-        if not problem and place.changed:
-            problem = _changed_problem(name, place.changed)
+        if not problem and where.changed:
+            problem = _changed_problem(name, where.changed)
         if report is not None and not problem:
             service.keep(spec, ran, cache=self.cache)
         if self.stream:
@@ -194,6 +200,16 @@ class ForkRuns:
             self.cache.get(self._spec(tree, rev, tests, name=name)[1].key()) is not None
         )
 
+    def held(
+        self, tree: ForkTree | Path, rev: str, tests: Sequence[str], *, name: str
+    ) -> bool:
+        """Whether :meth:`run` would not start pytest: the cache holds this
+        run, or this command ran it already and it did not finish."""
+        if self.cache is None:
+            return False
+        key = self._spec(tree, rev, tests, name=name)[1].key()
+        return self.cache.get(key) is not None or self.cache.unfinished(key) is not None
+
     def keep_whole(
         self,
         tree: ForkTree | Path,
@@ -225,8 +241,10 @@ class ForkWorkspace(AbstractContextManager[Path]):
         name: str,
         source: str,
         what: str = "red-green",
+        place: str = "",
     ) -> None:
         self.repo, self.target, self.name, self.source = repo, target, name, source
+        self.place = place or name  # the checkout's name
         self.what = what  # the command, as the refusal names it
         self.changed: list[str] = []
         self._scratch: AbstractContextManager[Repo] | None = None
@@ -236,7 +254,7 @@ class ForkWorkspace(AbstractContextManager[Path]):
         at_head = self.target == self.repo.rev("HEAD")
         if at_head:
             require_committed(self.repo, self.what)
-        self._scratch = self.repo.worktree(self.target, self.name)
+        self._scratch = self.repo.worktree(self.target, self.place)
         self._checkout = self._scratch.__enter__()
         where = self._checkout.path
         if at_head:

@@ -2,13 +2,15 @@
 """What a test interpreter can import, as one digest.
 
 Every file under the interpreter's ``sys.path`` (the standard library,
-site-packages and the folders its ``.pth`` files add), by content, plus the
+site-packages and the folders its ``.pth`` files add) and under the folders
+its import hooks map modules to (an editable install), by content, plus the
 interpreter itself. A package added, removed or edited in the test env, a
 ``.pth`` file or a bare module dropped into site-packages: each changes it.
 
 Hashing a vLLM test env (about 100,000 files, 3.5 GB) takes seconds, so the
 digest is computed once and kept in ``store`` with a stat signature (every
-file's path, size and mtime; a fraction of a second to take again): while
+file's path, size, mtime, ctime and inode, and every ``.pth`` file's
+content; a fraction of a second to take again): while
 the signature holds, the kept digest stands. When it does not (a package
 installed), only the files whose size, mtime, ctime or inode moved are read
 again: each file's own digest is kept beside it.
@@ -28,7 +30,27 @@ from pathlib import Path
 
 from forkkit.errors import ForkkitError
 
-_SYS_PATH = "import sys, json; print(json.dumps([sys.executable, *sys.path]))"
+# The interpreter, its sys.path, and the folders and files that import hooks
+# on sys.meta_path map modules to (an editable install's finder serves a
+# package from a source folder that is not on sys.path): any absolute path
+# held in a dict of a finder, of its class or of its module.
+_SYS_PATH = """\
+import json, os, sys
+mapped = []
+for f in sys.meta_path:
+    owner = sys.modules.get(getattr(f, "__module__", None) or type(f).__module__)
+    if owner is None or owner.__name__.startswith(("importlib", "_frozen_importlib")):
+        continue
+    spaces = [vars(owner), getattr(f, "__dict__", {}), vars(type(f))]
+    for space in spaces:
+        for v in list(space.values()):
+            if isinstance(v, dict):
+                for x in v.values():
+                    for y in x if isinstance(x, (list, tuple)) else [x]:
+                        if isinstance(y, str) and os.path.isabs(y):
+                            mapped.append(y)
+print(json.dumps([sys.executable, *sys.path, *mapped]))
+"""
 
 
 def isolated_output(python: Path, code: str, *, what: str) -> str:
@@ -36,7 +58,8 @@ def isolated_output(python: Path, code: str, *, what: str) -> str:
     not read when the interpreter does not run."""
     try:
         return subprocess.run(
-            [str(python), "-I", "-c", code],
+            # -B: never write bytecode into an interpreter we may not own
+            [str(python), "-I", "-B", "-c", code],
             capture_output=True,
             text=True,
             timeout=120,
@@ -68,19 +91,35 @@ def import_roots(python: Path) -> tuple[str, ...]:
 
 
 def _find_signature(roots: Sequence[str]) -> str | None:
-    """GNU find's listing of every file's path, size and mtime (None: no
-    GNU find here)."""
+    """GNU find's listing of every file's path, size, mtime, ctime and inode
+    (None: no GNU find here)."""
     find = shutil.which("find")
     if find is None:
         return None
     proc = subprocess.run(
-        [find, *roots, "-type", "f", "-printf", r"%p\t%s\t%T@\n"],
+        [find, *roots, "-type", "f", "-printf", r"%p\t%s\t%T@\t%C@\t%i\n"],
         capture_output=True,
         check=False,
     )
     if proc.returncode != 0 and not proc.stdout:
         return None
     return hashlib.sha256(b"\n".join(sorted(proc.stdout.splitlines()))).hexdigest()
+
+
+def _pth_contents(roots: Sequence[str]) -> str:
+    """sha256 over the content of every ``.pth`` file directly in ``roots``:
+    a line of one runs code at start-up, so it is read every time, whatever
+    its size and times say."""
+    total = hashlib.sha256()
+    for root in roots:
+        try:
+            names = sorted(n for n in os.listdir(root) if n.endswith(".pth"))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(root, name)
+            total.update(f"{path}\0{_read_digest(path)}".encode())
+    return total.hexdigest()
 
 
 def _files(roots: Sequence[str]) -> Iterator[str]:
@@ -103,18 +142,24 @@ def _files(roots: Sequence[str]) -> Iterator[str]:
 
 
 def signature(roots: Sequence[str]) -> str:
-    """sha256 of every file's path, size and mtime under ``roots``."""
+    """sha256 of every file's path, size, mtime, ctime and inode under
+    ``roots``, and of the content of their ``.pth`` files. A file rewritten
+    to the same size with its mtime set back still moves its ctime (no call
+    sets a ctime back), and a ``.pth`` file is read whatever its stat says."""
+    pth = _pth_contents(roots)
     found = _find_signature(roots)
     if found is not None:
-        return found
+        return hashlib.sha256(f"{found}\0{pth}".encode()).hexdigest()
     lines = []
     for path in _files(roots):
         try:
             st = os.stat(path)
         except OSError:
             continue
-        lines.append(f"{path}\t{st.st_size}\t{st.st_mtime_ns}".encode())
-    return hashlib.sha256(b"\n".join(sorted(lines))).hexdigest()
+        stat = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        lines.append(f"{path}\t{stat}".encode())
+    listing = hashlib.sha256(b"\n".join(sorted(lines))).hexdigest()
+    return hashlib.sha256(f"{listing}\0{pth}".encode()).hexdigest()
 
 
 Known = dict[str, list[object]]  # path -> [size, mtime_ns, ctime_ns, ino, sha256]

@@ -82,17 +82,24 @@ def run_pytest(
     stream: bool = True,
     timeout: float | None = None,
     cancel: threading.Event | None = None,
+    place: str = "",
 ) -> PytestRun:
     """Run pytest on ``targets`` from ``tree``; its output goes to a log file.
 
     ``stream``: a live progress line on stderr. ``timeout`` kills pytest
     after that many seconds (``timed_out``, no JUnit XML). A set ``cancel``
-    refuses to start; :func:`kill_running` stops every run in flight."""
+    refuses to start; :func:`kill_running` stops every run in flight.
+    ``place`` (default: ``name``) names every path the process is given (its
+    JUnit XML, its progress file): two runs of one place get the same
+    command line and environment, whatever their names; the JUnit is then
+    moved to ``NAME.xml``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     junit, log = out_dir / f"{name}.xml", out_dir / f"{name}.log"
-    progress = out_dir / f".{name}.progress"
+    written = out_dir / f".{place}.junit.xml" if place else junit
+    progress = out_dir / f".{place or name}.progress"
     junit.unlink(missing_ok=True)
-    cmd = pytest_command(env, targets, junit, extra=list(extra or []))
+    written.unlink(missing_ok=True)
+    cmd = pytest_command(env, targets, written, extra=list(extra or []))
     environ = _with_plugins(cmd, env.environ(tree))
     if stream:
         _with_progress(cmd, environ, progress)
@@ -109,7 +116,9 @@ def run_pytest(
         )
     finally:
         progress.unlink(missing_ok=True)
-    shown = " ".join(["python", *cmd[1:]]).replace(str(junit), f"{name}.xml")
+        if written != junit and written.exists():
+            os.replace(written, junit)
+    shown = " ".join(["python", *cmd[1:]]).replace(str(written), f"{name}.xml")
     shown = shown.replace(f" -p {PLUGIN}", "").replace(f" -p {GUARD_PLUGIN}", "")
     return PytestRun(
         tuple(targets),

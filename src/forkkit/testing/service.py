@@ -40,6 +40,9 @@ class RunSpec:
     out_dir: Path
     pytest_args: tuple[str, ...] = ()
     timeout: float | None = None
+    # names every path the process sees (checkout, JUnit, progress; default:
+    # ``name``): runs of one place differ only in their tree
+    place: str = ""
 
     def key(self) -> ResultKey:
         """What a cached run must match to stand in for this one."""
@@ -124,6 +127,7 @@ def _attempts(
             stream=stream,
             timeout=spec.timeout,
             cancel=cancel,
+            place=spec.place,
         )
 
     targets, notes = spec.targets, []

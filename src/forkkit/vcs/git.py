@@ -199,7 +199,8 @@ class Git:
         if tail:
             cmd += ["--end-of-options", *tail]
         if paths is not None:
-            cmd += ["--", *paths]
+            # after --end-of-options ls-tree reads "--" as a path (git 2.39)
+            cmd += [*([] if tail and args[:1] == ("ls-tree",) else ["--"]), *paths]
         try:
             proc = subprocess.run(
                 cmd,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from forkkit.vcs.git import GitBound
+from forkkit.vcs.git import GitBound, operand
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ class Objects(GitBound):
         if not patterns:
             return []
         args = ["grep", "-l", "-I", "-E", *(a for p in patterns for a in ("-e", p))]
-        proc = self._git.run(*args, check=False, operands=[rev], paths=paths)
+        proc = self._git.run(*args, operand(rev), "--", *paths, check=False)
         prefix = f"{rev}:"
         return sorted(
             line.removeprefix(prefix) for line in proc.stdout.splitlines() if line

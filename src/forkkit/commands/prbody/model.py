@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from forkkit.output.mdtext import md_text
 from forkkit.output.verdicts import ExitTable
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
@@ -181,5 +182,5 @@ def purpose_head(title: str, *, prompt: str) -> list[str]:
     """``## Purpose``, the title in bold, and the author's prompt (a comment)."""
     out = ["## Purpose", ""]
     if title:
-        out += [f"**{title}**", ""]
+        out += [f"**{md_text(title)}**", ""]
     return [*out, f"<!-- {prompt} -->", ""]

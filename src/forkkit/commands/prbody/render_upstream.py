@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from forkkit.output.mdtext import md_text
 from forkkit.output.report import md_table
 from forkkit.patches.retired import Retired
 from forkkit.services.rebase.doc import RebaseDoc
@@ -19,7 +20,12 @@ _HOW = {
 
 def _rows(entries: Sequence[Retired]) -> list[list[object]]:
     return [
-        [e.subject or e.name, e.applied_upstream, _HOW.get(e.how, e.how), e.evidence]
+        [
+            md_text(e.subject or e.name),
+            e.applied_upstream,
+            _HOW.get(e.how, e.how),
+            e.evidence,
+        ]
         for e in entries
     ]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.commands.redgreen.model import Request
-from forkkit.config import ForkConfig, load_config
+from forkkit.config import ForkConfig, every_line
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet, load_fixes
 from forkkit.fork.tree import ForkTree, materialize
@@ -149,7 +149,7 @@ def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
             "--all-lines proves every fix of every line: drop --fix, --tests, "
             "--out, --dest and --base (use them on one line's config)"
         )
-    configs = [cfg, *(load_config(p) for p in cfg.also)]
+    configs = every_line(cfg)
     stop = threading.Event()
     ready = _prepared_in_the_background(configs[1:], stop=stop)
     proven: list[Proven] = []

@@ -248,9 +248,13 @@ def failing_ids(report: JunitReport) -> list[str]:
     return ids + [t.test_id for t in report.collection_errors]
 
 
-def related_verdict(fix: JunitReport, base: JunitReport | None) -> RelatedVerdict:
-    """Split the fix's related failures into regressions and pre-existing ones."""
-    failing = failing_ids(fix)
+def related_verdict(
+    fix: JunitReport, base: JunitReport | None, *, own: frozenset[str] = frozenset()
+) -> RelatedVerdict:
+    """Split the fix's related failures into regressions and pre-existing
+    ones; the tests in ``own`` (the fix's own pair ran them) are not the
+    related run's to judge."""
+    failing = [t for t in failing_ids(fix) if t not in own]
     if base is None:
         return RelatedVerdict(regressions=tuple(failing))
     base_bad = set(failing_ids(base))

@@ -1,14 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Red and the run on the fix packed onto two cores.
+"""A fix's own red and green, and the related run, packed onto two cores.
 
-The run on the fix (the related suites plus the focused tests) is most of a
-proof. With two cores free it is cut into two shards by test file
+Red and green of a fix are the same pytest invocation (targets, arguments,
+checkout path, JUnit path) one after the other, differing only in the tree
+(:func:`own_pair`): what decides the fix's FAIL_TO_PASS is its own change and
+nothing another fix's tests do at import. The related suites are a run of
+their own on the fix that decides only PASS_TO_PASS regressions. With two
+cores free the related run is cut into two shards by test file
 (:mod:`forkkit.testing.shards`), packed by each file's last measured time:
-one core runs red and then the first shard, the other the second shard. The
-shards' JUnit XML is merged into the one run they split, which the result
-cache keeps as the whole run, so an unchanged rerun is one lookup however it
-was packed. Every test runs in a shard exactly as in the whole run; only
-which process runs which file differs.
+one core runs the pair and then the first shard, the other the second
+shard. The shards' JUnit XML is merged into the one run they split, which
+the result cache keeps as the whole run, so an unchanged rerun is one lookup
+however it was packed.
 """
 
 from __future__ import annotations
@@ -106,12 +109,12 @@ def packed(
     plan: Plan,
     settings: ForkRuns,
     *,
-    fix: tuple[str, Sequence[str]],
+    related: tuple[str, Sequence[str]],
     timings: Timings,
-) -> tuple[SuiteRun | None, SuiteRun] | None:
-    """Red (None in guard mode) and the fix run as two packed shards; None
-    when the fix run cannot be split or the cache holds it whole."""
-    name, tests = fix
+) -> tuple[tuple[SuiteRun, SuiteRun], SuiteRun] | None:
+    """The fix's red and green, and the related run as two packed shards;
+    None when the related run cannot be split or the cache holds it whole."""
+    name, tests = related
     if not packable_args(settings.pytest_args):
         return None
     cut = cutter(tree, plan.head)
@@ -120,26 +123,24 @@ def packed(
         return None
     weights = timings.load()
     mean = unmeasured_weight(parts, weights)
-    red_load = (
-        0.0 if plan.guard else sum(weights.get(p, mean) for p in cut(plan.targets))
-    )
-    shards = split(parts, weights, n=CORES, preload=(red_load, 0.0))
+    own = sum(weights.get(p, mean) for p in cut(plan.targets))
+    shards = split(parts, weights, n=CORES, preload=(own * (1 + (not plan.guard)), 0.0))
     if len(shards) < CORES:
         return None
     say(
         f"{name}: {len(parts)} test files in {len(shards)} shards on "
-        f"{CORES} cores" + ("" if plan.guard else ", red first on the first")
+        f"{CORES} cores, the fix's own runs first on the first"
     )
-    red, runs = _run_shards(tree, plan, settings, name=name, shards=shards)
+    own_runs, runs = _run_shards(tree, plan, settings, name=name, shards=shards)
     odd = [r.name for r in runs if not as_whole(r)]
     if odd:  # the whole run might have stopped at collection: run it whole
         say(f"{name}: {', '.join(odd)} did not run to the end; running it whole")
-        return None
+        return own_runs, settings.run(tree, plan.head, tests, name=name)
     whole = merged(runs, name=name, targets=tests, out_dir=settings.out_dir)
     settings.keep_whole(tree, plan.head, tests, run=whole)
     if whole.report is not None and not whole.cached:
         timings.update(weigh(parts, whole.report))
-    return red, whole
+    return own_runs, whole
 
 
 def as_whole(run: SuiteRun) -> bool:
@@ -166,17 +167,13 @@ def _run_shards(
     *,
     name: str,
     shards: list[tuple[str, ...]],
-) -> tuple[SuiteRun | None, list[SuiteRun]]:
-    """One thread per core: red then shard 1 on the first, shard 2 on the
-    other; a failure or a signal stops every run (the threads never see one)."""
+) -> tuple[tuple[SuiteRun, SuiteRun], list[SuiteRun]]:
+    """One thread per core: red, green and shard 1 on the first, shard 2 on
+    the other; a failure or a signal stops every run (the threads never see
+    one)."""
 
-    def first(cancel: threading.Event) -> tuple[SuiteRun | None, SuiteRun]:
-        red = None
-        if not plan.guard:
-            red = settings.run(
-                tree, plan.base, plan.targets, name=f"{STEM}_red", cancel=cancel
-            )
-        return red, shard(0, cancel)
+    def first(cancel: threading.Event) -> tuple[tuple[SuiteRun, SuiteRun], SuiteRun]:
+        return own_pair(tree, plan, settings, cancel=cancel), shard(0, cancel)
 
     def shard(i: int, cancel: threading.Event) -> SuiteRun:
         # each shard in a checkout of its own
@@ -184,33 +181,78 @@ def _run_shards(
             tree, plan.head, shards[i], name=f"{name}-{i + 1}", cancel=cancel
         )
 
-    (red, a), (_, b) = side_by_side(
+    (own, a), (_, b) = side_by_side(
         [first, lambda cancel: (None, shard(1, cancel))], workers=CORES, name="packed"
     )
-    return red, [a, b]
+    assert own is not None
+    return own, [a, b]
 
 
-def red_and_fix(
-    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
+def own_pair(
+    tree: ForkTree,
+    plan: Plan,
+    settings: ForkRuns,
+    *,
+    cancel: threading.Event | None = None,
+    names: tuple[str, str] = (f"{STEM}_red", f"{STEM}_green"),
 ) -> tuple[SuiteRun, SuiteRun]:
-    """Red (base runtime, focused tests) and the one run on the fix (the
-    related suites plus the focused tests; the focused tests alone with
-    ``--no-related``): one after the other, or packed onto both cores."""
-    fix_tests = plan.fix_run
-    fix_name = f"{STEM}_green" if fix_tests == plan.targets else f"{STEM}_related"
+    """The fix's red and green (their log names: ``names``): the same
+    targets and arguments in the same place (checkout path, JUnit path), one
+    after the other, so they differ only in the tree. They stand together:
+    when the cache does not hold both, both run now. A guard's red is its
+    green (no runtime change)."""
+    red_name, green_name = names
+    if plan.guard:
+        green = settings.run(
+            tree,
+            plan.head,
+            plan.targets,
+            name=green_name,
+            place=plan.place,
+            cancel=cancel,
+        )
+        return green, green
+    reuse = settings.held(
+        tree, plan.base, plan.targets, name=red_name
+    ) and settings.held(tree, plan.head, plan.targets, name=green_name)
+    runs = [
+        settings.run(
+            tree,
+            rev,
+            plan.targets,
+            name=n,
+            place=plan.place,
+            cancel=cancel,
+            reuse=reuse,
+        )
+        for rev, n in ((plan.base, red_name), (plan.head, green_name))
+    ]
+    return runs[0], runs[1]
+
+
+def proof_runs(
+    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
+) -> tuple[SuiteRun, SuiteRun, SuiteRun | None]:
+    """Red, green (the fix's own pair) and the related run (the related
+    suites on the fix, None without them): one after the other, or the
+    related run beside the pair, packed onto both cores."""
     if plan.guard:
         say(
             f"guard: fix '{plan.fix_id}' carries only tests, run on "
             f"{tree.upstream_label} (red would run the same tree)"
         )
-    fix = (fix_name, fix_tests)
+    if not plan.suites:
+        return (*own_pair(tree, plan, settings), None)
+    related = (f"{STEM}_related", plan.suites)
     if parallel:
-        done = packed(tree, plan, settings, fix=fix, timings=timings)
+        done = packed(tree, plan, settings, related=related, timings=timings)
         if done is not None:
-            return done[0] or done[1], done[1]
-    red, fix_run = _unpacked(tree, plan, settings, fix=fix, parallel=parallel)
-    record(tree, plan.head, fix_run, timings=timings)
-    return red, fix_run
+            return (*done[0], done[1])
+    (red, green), rel = _unpacked(
+        tree, plan, settings, related=related, parallel=parallel
+    )
+    record(tree, plan.head, rel, timings=timings)
+    return red, green, rel
 
 
 def _unpacked(
@@ -218,30 +260,26 @@ def _unpacked(
     plan: Plan,
     settings: ForkRuns,
     *,
-    fix: tuple[str, list[str] | tuple[str, ...]],
+    related: tuple[str, Sequence[str]],
     parallel: bool,
-) -> tuple[SuiteRun, SuiteRun]:
-    """Red and the fix run whole: one after the other, or side by side."""
-    fix_name, fix_tests = fix
-    if plan.guard:
-        fix_run = settings.run(tree, plan.head, fix_tests, name=fix_name)
-        return fix_run, fix_run
+) -> tuple[tuple[SuiteRun, SuiteRun], SuiteRun]:
+    """The pair and the related run whole: one after the other, or side by side."""
+    name, tests = related
     if not parallel:
-        say(f"red: {len(plan.targets)} target(s) with runtime files from base")
-        red = settings.run(tree, plan.base, plan.targets, name=f"{STEM}_red")
-        say(f"fix: {', '.join(fix_tests)}")
-        return red, settings.run(tree, plan.head, fix_tests, name=fix_name)
-    say(f"red and the fix side by side (logs in {published_path(settings.out_dir)})")
-    red, fix_run = side_by_side(
-        [
-            lambda cancel: settings.run(
-                tree, plan.base, plan.targets, name=f"{STEM}_red", cancel=cancel
-            ),
-            lambda cancel: settings.run(
-                tree, plan.head, fix_tests, name=fix_name, cancel=cancel
-            ),
-        ],
-        workers=2,
-        name="red-green",
+        say(f"red and green: {len(plan.targets)} target(s), then the related suites")
+        first = own_pair(tree, plan, settings)
+        return first, settings.run(tree, plan.head, tests, name=name)
+    say(
+        f"the fix's pair and the related suites side by side (logs in "
+        f"{published_path(settings.out_dir)})"
     )
-    return red, fix_run
+
+    def pair(cancel: threading.Event) -> tuple[SuiteRun, ...]:
+        return own_pair(tree, plan, settings, cancel=cancel)
+
+    def rel(cancel: threading.Event) -> tuple[SuiteRun, ...]:
+        return (settings.run(tree, plan.head, tests, name=name, cancel=cancel),)
+
+    jobs: list[Callable[[threading.Event], tuple[SuiteRun, ...]]] = [pair, rel]
+    (red, green), (whole,) = side_by_side(jobs, workers=2, name="red-green")
+    return (red, green), whole

@@ -21,7 +21,6 @@ from forkkit.services.proof.model import (
     base_label,
     without_fix,
 )
-from forkkit.testing.fixrun import fix_targets
 from forkkit.testing.forkruns import require_committed
 from forkkit.vcs import Repo
 
@@ -32,13 +31,12 @@ class Plan:
 
     targets: tuple[str, ...]  # the fix's focused tests (red and green)
     runtime: tuple[str, ...]  # the fix's runtime files
-    suites: tuple[str, ...]  # every fix's related suites (the one run on HEAD)
+    suites: tuple[str, ...]  # every fix's related suites (PASS_TO_PASS only)
     base: str  # red: the commit red runs (the runtime files are taken from it)
     head: str
     base_label: str = UPSTREAM_BASE
     guard: bool = False  # a tests-only fix: its tests guard upstream's fix
     fix_id: str = ""
-    shared: tuple[str, ...] = ()  # every fix's focused tests (the run on HEAD)
     # the targets that are the fix's own tests: the test functions its
     # patches change, and the modules the series adds (a whole upstream
     # module may hold tests of upstream's that skip here)
@@ -47,9 +45,10 @@ class Plan:
     recorded: tuple[str, ...] = ()
 
     @property
-    def fix_run(self) -> tuple[str, ...]:
-        """The one run on HEAD that every fix's green is read from."""
-        return tuple(fix_targets(self.suites, self.shared or self.targets))
+    def place(self) -> str:
+        """Where the fix's red and green run, one after the other: the same
+        checkout path and pytest command line, only the tree differs."""
+        return f"proof-{self.fix_id or 'series'}"
 
 
 def make_plan(
@@ -77,8 +76,7 @@ def make_plan(
     )
     if key in _PLANS:
         return _PLANS[key]
-    every = {f.id: focused_targets(tree, fixes, f, head=head) for f in fixes.fixes}
-    targets = tuple(tests or every[fix.id])
+    targets = tuple(tests or focused_targets(tree, fixes, fix, head=head))
     if not targets:
         raise ForkkitError(
             f"fix '{fix.id}' ({', '.join(fix.patches)}): its patches add or change "
@@ -95,8 +93,6 @@ def make_plan(
     else:
         red = head if guard else red_commit(tree, fixes, fix, head=head)
         label = without_fix(fix.id)
-    # in one order for every fix: the run on HEAD is the same run for all
-    shared = tuple(dict.fromkeys([*(t for ts in every.values() for t in ts), *targets]))
     carried = _carried(repo, targets, upstream=upstream)
     _PLANS[key] = Plan(
         targets,
@@ -107,7 +103,6 @@ def make_plan(
         label,
         guard,
         fix.id,
-        shared,
         carried,
         recorded_tests(cfg, fix.id) if guard else (),
     )

@@ -4,9 +4,10 @@
 Red: the fork's tests on HEAD with only that fix's runtime hunks reversed,
 every other fix kept (:func:`forkkit.fork.fixes.red_commit`, a commit of its
 own), or, with ``base``, with the runtime files of a commit of the fork tree;
-green: the same tests on the fork, read from the one run on HEAD that also
-covers the related suites and every fix's focused tests, so the proofs of
-several fixes share it (red runs beside it when two cores are free).
+green: the same pytest invocation on the fork, in the same place, so the
+two differ only in the tree; the related suites are a run of their own on
+the fork (shared by every fix's proof) that decides only PASS_TO_PASS
+regressions (it runs beside the pair when two cores are free).
 Unchanged runs come from the result cache (:mod:`forkkit.testing.cache`).
 Every run is on a committed tree (:mod:`forkkit.testing.forkruns`): red in a
 scratch worktree of its commit, the fork in place only when it is clean;
@@ -55,13 +56,12 @@ from forkkit.services.proof.model import (
     related_verdict,
     untested_notes,
 )
-from forkkit.services.proof.packed import red_and_fix
+from forkkit.services.proof.packed import proof_runs
 from forkkit.services.proof.plan import Plan, file_blobs, make_plan
 from forkkit.services.proof.render import count_line, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
 from forkkit.testing.env import TestEnv, ensure_testenv, installed
-from forkkit.testing.fixrun import subset_run
 from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.junit import JunitReport
 from forkkit.testing.shards import SEED_FILE, Timings
@@ -91,18 +91,10 @@ class _Evidence:
 def _gather(
     tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
 ) -> _Evidence:
-    """Red and the fix run; green read from it; related failures rechecked."""
-    red, fix = red_and_fix(tree, plan, settings, parallel=parallel, timings=timings)
-    related: SuiteRun | None = fix if plan.suites else None
-    green = fix
-    if plan.fix_run != plan.targets:
-        green = subset_run(
-            fix,
-            name=f"{STEM}_green",
-            targets=plan.targets,
-            tracked=frozenset(tree.repo.ls_tree(plan.head, [])),
-            out_dir=settings.out_dir,
-        )
+    """The fix's red and green, the related run; related failures rechecked."""
+    red, green, related = proof_runs(
+        tree, plan, settings, parallel=parallel, timings=timings
+    )
     if plan.guard:
         red = green
         say(f"guard: {count_line(green)}")
@@ -121,27 +113,34 @@ def _gather(
     if related is None or related.report is None or not focused_ok:
         return _Evidence(red, green, classification, related)
     related_base, verdict = None, RelatedVerdict()
+    # the fix's own tests are judged by its pair, never by the related run
+    own = frozenset((green.report or JunitReport()).tests)
     if plan.guard:  # base runtime is the fix's: nothing to recheck on
-        verdict = related_verdict(related.report, None)
-    elif failing_ids(related.report):
+        verdict = related_verdict(related.report, None, own=own)
+    elif set(failing_ids(related.report)) - own:
         related_base, verdict = _recheck_on_base(
-            tree, plan, related.report, settings=settings
+            tree, plan, related.report, settings=settings, own=own
         )
     return _Evidence(red, green, classification, related, related_base, verdict)
 
 
 def _recheck_on_base(
-    tree: ForkTree, plan: Plan, report: JunitReport, *, settings: ForkRuns
+    tree: ForkTree,
+    plan: Plan,
+    report: JunitReport,
+    *,
+    settings: ForkRuns,
+    own: frozenset[str],
 ) -> tuple[SuiteRun | None, RelatedVerdict]:
     """Rerun the related failures on base runtime: regression or pre-existing?"""
     tracked = frozenset(tree.repo.ls_tree(plan.head, []))
-    failing = failing_ids(report)
+    failing = [t for t in failing_ids(report) if t not in own]
     nodes = sorted({n for t in failing if (n := node_id(t, tracked))})
     if not nodes:
-        return None, related_verdict(report, None)
+        return None, related_verdict(report, None, own=own)
     say(f"related: {len(failing)} failure(s) on the fix; rerunning them on base")
     base_run = settings.run(tree, plan.base, nodes, name=f"{STEM}_related_base")
-    return base_run, related_verdict(report, base_run.report)
+    return base_run, related_verdict(report, base_run.report, own=own)
 
 
 def _checked(
@@ -209,11 +208,13 @@ def prove(
         say(f"removed stale worktree {old}")
     fixes = fixes or load_fixes(cfg)
     unit = fixes.one(fix)
+    # checked before the report folder is made: a refused proof (an
+    # uncommitted tree, a missing target) keeps the last report it has
+    plan = make_plan(
+        cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
+    )
     # published as reports/red_green/<fix-id>, where red-green puts it
     with cfg.work.report_folder(STEM, out=out_dir or _fix_dir(cfg, unit)) as folder:
-        plan = make_plan(
-            cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
-        )
         settings = ForkRuns(
             runtime_files=plan.runtime,
             env=env or ensure_testenv(cfg, tree.path),

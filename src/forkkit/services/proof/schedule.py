@@ -2,14 +2,15 @@
 """One schedule for every run of a line's proofs.
 
 Each fix of a line is proven alone, but their runs are known up front:
-every fix that changes runtime files has its own red, and every fix reads
-green from one run on the fix (the related suites plus every fix's focused
-tests). Proven one after another, each red after the first ran alone on one
-core while the other idled. :func:`run_ahead` runs all of them first, on
-the free cores: the reds go longest first onto the least loaded core (LPT),
-then the run on the fix, cut into test files (:mod:`forkkit.testing.shards`),
-fills each core up to the same end as one shard. Each core runs its jobs one
-after another. Durations are the test files' last measured times.
+every fix has its own pair, red and green, the same pytest invocation on two
+trees (a guard: green only), and every fix's proof shares one related run
+(the related suites on the fix). Proven one after another, each pair after
+the first ran alone on one core while the other idled. :func:`run_ahead`
+runs all of them first, on the free cores: the pairs go longest first onto
+the least loaded core (LPT), then the related run, cut into test files
+(:mod:`forkkit.testing.shards`), fills each core up to the same end as one
+shard. Each core runs its jobs one after another. Durations are the test
+files' last measured times.
 
 Every run lands in the command's result cache, so each fix's proof then
 reads its runs from there, as runs of this command (never "cached"), and
@@ -32,7 +33,13 @@ from forkkit.fork.fixes import FixSet
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.patches.fixes import Fix
-from forkkit.services.proof.packed import CORES, as_whole, cutter, packable_args
+from forkkit.services.proof.packed import (
+    CORES,
+    as_whole,
+    cutter,
+    own_pair,
+    packable_args,
+)
 from forkkit.services.proof.plan import Plan, make_plan
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
@@ -48,28 +55,29 @@ AHEAD = "red_green_ahead"  # the scratch folder the runs write into
 
 @dataclass(frozen=True)
 class Job:
-    """One pytest run of the schedule."""
+    """One fix's own pair of runs in the schedule (a guard: its green only)."""
 
-    name: str
-    rev: str  # where the runtime files come from (a red's base, or HEAD)
-    targets: tuple[str, ...]
+    plan: Plan
     seconds: float  # what it should take, start-up included
-    runtime: tuple[str, ...] = ()  # the runtime files taken from ``rev``
+
+    @property
+    def name(self) -> str:
+        return self.plan.fix_id
 
 
 def lanes(
-    reds: Sequence[Job],
+    pairs: Sequence[Job],
     parts: Sequence[str],
     weights: dict[str, float],
     *,
     cores: int,
 ) -> tuple[list[list[Job]], list[tuple[str, ...]]]:
-    """Each core's reds (longest first onto the least loaded core) and the
-    test files of the run on the fix that fill it up (one shard per core,
+    """Each core's pairs (longest first onto the least loaded core) and the
+    test files of the related run that fill it up (one shard per core,
     empty where a core is full already)."""
     load = [0.0] * cores
     out: list[list[Job]] = [[] for _ in range(cores)]
-    for job in sorted(reds, key=lambda j: -j.seconds):
+    for job in sorted(pairs, key=lambda j: -j.seconds):
         i = min(range(cores), key=lambda k: load[k])
         out[i].append(job)
         load[i] += job.seconds
@@ -110,12 +118,12 @@ def run_ahead(
     chosen: Sequence[Fix],
     how: Ahead,
 ) -> bool:
-    """Run every red of ``chosen`` and the run on the fix into the command's
-    result cache, packed onto the cores; nothing when there is nothing to
-    pack (one run), a plan cannot be made (each proof says why), the
-    pytest arguments do not act on each test alone, or ``may_pack``
-    says no. True when every one of those runs was in the cache already
-    (nothing is left for the proofs to run)."""
+    """Run every pair of ``chosen`` (red and green) and the related run into
+    the command's result cache, packed onto the cores; nothing when there is
+    nothing to pack (one run), a plan cannot be made (each proof says why),
+    the pytest arguments do not act on each test alone, or ``may_pack`` says
+    no. True when every one of those runs was in the cache already (nothing
+    is left for the proofs to run)."""
     if not packable_args(how.pytest_args):
         return False
     try:
@@ -127,7 +135,7 @@ def run_ahead(
         ]
     except ForkkitError:
         return False
-    if not plans or len({p.fix_run for p in plans}) != 1:
+    if not plans or len({p.suites for p in plans}) != 1:
         return False
     with cfg.work.scratch_folder(AHEAD) as folder:
         runs = ForkRuns(
@@ -152,19 +160,20 @@ def _schedule(
 ) -> bool:
     """Plan the lanes from the measured times, run them, keep the whole run
     (True: every run was cached, nothing to do)."""
-    head, fix_run = plans[0].head, plans[0].fix_run
+    head, related = plans[0].head, plans[0].suites
     cut = cutter(tree, head)
     weights = timings.load()
-    parts = [] if runs.has(tree, head, fix_run, name="fix") else cut(fix_run)
-    reds = _reds_to_run(tree, plans, runs, parts=parts, weights=weights)
-    if not reds and not parts:
+    held = not related or runs.has(tree, head, related, name="related")
+    parts = [] if held else cut(related)
+    pairs = _pairs_to_run(tree, plans, runs, parts=parts, weights=weights)
+    if not pairs and not parts:
         return True
-    if len(reds) + min(len(parts), CORES) < 2 or not may_pack():
+    if 2 * len(pairs) + min(len(parts), CORES) < 2 or not may_pack():
         return False  # one run at most: the proof runs it as it would
-    by_core, shards = lanes(reds, parts, weights, cores=CORES)
+    by_core, shards = lanes(pairs, parts, weights, cores=CORES)
     say(
-        f"{len(reds)} red(s) and {len(parts)} test file(s) of the run on the fix "
-        f"on {CORES} cores, longest first"
+        f"{len(pairs)} fix(es)' red and green and {len(parts)} test file(s) of "
+        f"the related run on {CORES} cores, longest first"
     )
     done = side_by_side(
         [
@@ -188,14 +197,14 @@ def _schedule(
         and len(got) == len([s for s in shards if s])
         and all(as_whole(r) for r in got)
     ):
-        whole = merged(got, name="fix", targets=fix_run, out_dir=runs.out_dir)
-        runs.keep_whole(tree, head, fix_run, run=whole)
+        whole = merged(got, name="related", targets=related, out_dir=runs.out_dir)
+        runs.keep_whole(tree, head, related, run=whole)
         if whole.report is not None:
             timings.update(weigh(parts, whole.report))
     return False
 
 
-def _reds_to_run(
+def _pairs_to_run(
     tree: ForkTree,
     plans: Sequence[Plan],
     runs: ForkRuns,
@@ -203,34 +212,31 @@ def _reds_to_run(
     parts: Sequence[str],
     weights: dict[str, float],
 ) -> list[Job]:
-    """Each fix's red not in the cache, weighed by its last wall time or
-    estimated from its test files' times."""
+    """Each fix's pair not held whole by the cache, weighed by its red's
+    last wall time (green takes about as long) or estimated from its test
+    files' times."""
     cut = cutter(tree, plans[0].head)
     mean = unmeasured_weight(
         [*parts, *(t for p in plans for t in cut(p.targets))], weights
     )
-    reds = [
-        Job(
-            f"red-{p.fix_id}",
-            p.base,
-            p.targets,
-            weights.get(red_key(p.targets)) or estimate(cut(p.targets), weights, mean),
-            p.runtime,
+    jobs = []
+    for p in plans:
+        one = weights.get(red_key(p.targets)) or estimate(cut(p.targets), weights, mean)
+        own = _own(runs, p)
+        held = own.held(tree, p.head, p.targets, name="green") and (
+            p.guard or own.held(tree, p.base, p.targets, name="red")
         )
-        for p in plans
-        if not p.guard
-    ]
-    return [
-        j for j in reds if not _own(runs, j).has(tree, j.rev, j.targets, name="red")
-    ]
+        if not held:
+            jobs.append(Job(p, one * (1 if p.guard else 2)))
+    return jobs
 
 
-def _own(runs: ForkRuns, job: Job) -> ForkRuns:
-    """The settings of ``job``'s run: its own runtime files."""
-    return dataclasses.replace(runs, runtime_files=job.runtime)
+def _own(runs: ForkRuns, plan: Plan) -> ForkRuns:
+    """The settings of ``plan``'s runs: its own runtime files."""
+    return dataclasses.replace(runs, runtime_files=plan.runtime)
 
 
-Lane = tuple[list[SuiteRun], SuiteRun | None]  # a core's reds, and its shard
+Lane = tuple[list[SuiteRun], SuiteRun | None]  # a core's runs, and its shard
 
 
 def _lane(
@@ -241,18 +247,23 @@ def _lane(
     shard: tuple[str, ...],
     index: int,
 ) -> Callable[[threading.Event], Lane]:
-    """One core's work: its reds, then its shard of the run on the fix."""
+    """One core's work: its fixes' pairs, then its shard of the related run."""
 
     def lane(cancel: threading.Event) -> Lane:
-        reds = [
-            _own(runs, job).run(
-                tree, job.rev, job.targets, name=job.name, cancel=cancel
+        done: list[SuiteRun] = []
+        for job in jobs:
+            fix = job.plan.fix_id
+            red, green = own_pair(
+                tree,
+                job.plan,
+                _own(runs, job.plan),
+                cancel=cancel,
+                names=(f"red-{fix}", f"green-{fix}"),
             )
-            for job in jobs
-        ]
+            done += [red] if job.plan.guard else [red, green]
         if not shard:
-            return reds, None
-        name = f"fix-{index + 1}"
-        return reds, runs.run(tree, runs.head, shard, name=name, cancel=cancel)
+            return done, None
+        name = f"related-{index + 1}"
+        return done, runs.run(tree, runs.head, shard, name=name, cancel=cancel)
 
     return lane

@@ -43,7 +43,15 @@ def parse_competitor(ref: str, project: str) -> Competitor:
         raise ForkkitError(
             f"--with {ref!r}: not a file, NAME==VERSION or git ref; see --help"
         )
+    if ref.lower().endswith(_PATCH_SUFFIXES) or ref.startswith(("./", "../", "/", "~")):
+        raise ForkkitError(
+            f"--with {ref}: no such file; check the path (a git ref is fetched "
+            "only when it does not name a patch file)"
+        )
     return Competitor(ref, "git")
+
+
+_PATCH_SUFFIXES = (".patch", ".diff", ".mbox", ".eml", ".txt")
 
 
 def _is_mbox(text: str) -> bool:
