@@ -186,6 +186,13 @@ class UpstreamSpec:
         return pin
 
     @property
+    def on_git(self) -> GitPin | None:
+        """The git pin when git is the source in use (a line on a branch or
+        commit), None for a release line: the one question code outside
+        this module asks of the kind."""
+        return self.git if self.source == "git" else None
+
+    @property
     def release(self) -> SdistPin:
         """The sdist pin; one line when this upstream has none (a git line)."""
         if self.source != "sdist" or self.sdist is None:

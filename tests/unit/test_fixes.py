@@ -286,6 +286,30 @@ def test_ids_are_reserved_and_trailer_keys_read_as_git_reads_them() -> None:
     assert fix_trailer("Fix.\n\nforkkit-fix: low\n") == "low"
 
 
+def test_the_trailer_is_read_from_the_trailer_block_only() -> None:
+    """#44: a ``Forkkit-Fix:`` line in the middle of a body is prose."""
+    body = (
+        "Why.\n\nForkkit-Fix: other\nsays the old message.\n\nSigned-off-by: a <a@a>\n"
+    )
+    assert fix_trailer(body) is None
+    mixed = "Why.\n\nForkkit-Fix: x\nand some prose after it\n"
+    assert fix_trailer(mixed) is None
+    block = (
+        "Why.\n\nForkkit-Fix: other, in prose.\n\n"
+        "Signed-off-by: a <a@a>\nForkkit-Fix: a\n"
+    )
+    assert fix_trailer(block) == "a"
+    assert fix_trailer("Signed-off-by: a <a@a>\nForkkit-Fix: b\n") == "b"
+
+
+def test_a_fix_id_is_at_most_64_characters() -> None:
+    assert check_fix_id("a" * 64, "w") == "a" * 64
+    with pytest.raises(ForkkitError) as exc:
+        check_fix_id("a" * 300, "fork.toml [[fix]] #1")
+    msg = str(exc.value)
+    assert "at most 64 characters" in msg and len(msg) < 300
+
+
 def test_a_deleted_or_vanished_test_keeps_the_whole_file() -> None:
     gone = SOURCE.replace("\n\ndef test_top():\n    assert True\n", "\n")
     hunks = _hunks(SOURCE, gone)

@@ -374,3 +374,40 @@ def test_every_outcome_code_is_read_from_the_exit_table() -> None:
             and ast.unparse(code.func) == "EXITS.code"
             and len(code.args) == 1
         ), f"{where}: code={ast.unparse(code) if code else None}"
+
+
+def _attribute_compares(tree: ast.AST, attr: str) -> list[int]:
+    """Lines that compare ``X.attr`` (``==``, ``!=``, ``in``) or call a
+    string method on it (``X.attr.startswith(...)``)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(s, ast.Attribute) and s.attr == attr for s in sides):
+                found.append(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, ast.Attribute) and owner.attr == attr:
+                found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_only_pin_py_branches_on_the_upstream_kind(path: Path) -> None:
+    """#45: code outside pin.py asks the pin (``on_git``), never ``source``."""
+    if path.relative_to(SRC) == Path("pin.py"):
+        return
+    lines = _attribute_compares(ast.parse(path.read_text()), "source")
+    assert not lines, f"{path.name}:{lines} branches on the upstream's source"
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_module_reads_a_proofs_kind_from_its_label(path: Path) -> None:
+    """#45: how red was made is the report's typed ``red_recipe``; a label
+    is for people (only the version 1 reader, ProofDoc.upgrade, reads one)."""
+    text = path.read_text()
+    lines = _attribute_compares(ast.parse(text), "base_label")
+    assert not lines, f"{path.name}:{lines} reads red's kind from base_label"
+    if path.relative_to(SRC) != Path("services/proof/doc.py"):
+        assert "HEAD without fix" not in text or path.name == "model.py", path.name
+    assert '"upstream base"' not in text or path.name == "model.py", path.name

@@ -137,3 +137,25 @@ def test_the_next_line_is_prepared_while_one_is_proven(
     errors = [i for i, x in enumerate(err) if x.startswith("forkkit: error: ")]
     assert len(errors) == 1 and patch.name in err[errors[0]], err
     assert any("; green: " in x for x in err[: errors[0]])  # line 1 was proven
+
+
+def test_a_line_never_lists_itself_and_names_are_unique(
+    toy_upstream: SyntheticUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#44: two lines of one name would share one tree and one report
+    folder; a line listing itself would be proven twice."""
+    main, _ = _two_lines(toy_upstream, tmp_path, monkeypatch)
+    text = main.path.read_text()
+    main.path.write_text(
+        text.replace('also = ["../old/fork.toml"]', 'also = ["fork.toml"]')
+    )
+    with pytest.raises(ForkkitError, match="is this file; list only the other lines"):
+        load_config(main.path)
+    main.path.write_text(
+        text.replace(
+            'also = ["../old/fork.toml"]', 'name = "1.1"\nalso = ["../old/fork.toml"]'
+        )
+    )
+    with pytest.raises(ForkkitError, match=r"are both line '1\.1'"):
+        select_line(load_config(main.path), "1.1")
+    assert cli.main(["--config", str(main.path), "red-green", "--all-lines"]) == 2

@@ -193,7 +193,7 @@ def test_red_and_green_see_the_same_path_argv_and_environment(
     code = main(["--config", str(cfg.path), "red-green", "--parallel", parallel])
     doc = _proof(cfg, "toy-fix")
     assert doc["classification"]["FAIL_TO_PASS"] == [
-        "tests.test_shape::test_limit_reaches_n"
+        "tests/test_shape.py::test_limit_reaches_n"
     ], doc["problems"]
     assert doc["problems"] == []
     assert code == 0

@@ -91,7 +91,7 @@ def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     assert f"git show --format= {fix_commit} -- toy/calc.py | git apply -R" in md
     assert "(red: AssertionError: assert 15999 == 16000)" in md
     data = json.loads((out / "red_green.json").read_text())
-    assert (data["schema"], data["version"]) == ("forkkit.red-green", 1)
+    assert (data["schema"], data["version"]) == ("forkkit.red-green", 2)
     assert data["valid"] is True
     assert data["classification"]["FAIL_TO_PASS"] == [
         "tests/test_fix.py::test_limit_reaches_n"

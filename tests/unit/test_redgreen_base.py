@@ -63,11 +63,14 @@ def test_each_fix_is_proven_alone_with_the_other_kept(
     red = limit["red"]["tree"]
     assert repo.blob(red, "toy/calc.py") == repo.blob(tree.base, "toy/calc.py")
     assert repo.blob(red, "toy/count.py") == repo.blob(tree.head, "toy/count.py")
-    # one run on HEAD serves both greens: the second reads it back from the
-    # command's cache, as a run of this command (not a cached one)
+    assert limit["red_recipe"] == {"kind": "revert-hunks", "fix": "limit", "rev": ""}
+    # each fix its own green on HEAD: the same invocation as its red, only
+    # its own targets (#44); the related run is shared
     assert limit["green"]["tree"] == count["green"]["tree"]
-    assert not count["green"]["cached"]
-    assert count["green"]["started_at"] == limit["green"]["started_at"] > 0
+    assert limit["green"]["targets"] == limit["red"]["targets"]
+    assert count["green"]["targets"] == count["red"]["targets"]
+    assert limit["green"]["targets"] != count["green"]["targets"]
+    assert not count["green"]["cached"] and count["green"]["started_at"] > 0
     summary = json.loads((tmp_path / "each" / "summary.json").read_text())
     assert summary["schema"] == "forkkit.red-green-summary"
     assert [(f["fix"], f["valid"], f["fail_to_pass"]) for f in summary["fixes"]] == [

@@ -90,8 +90,8 @@ def test_written_reports_carry_schema_and_version(tmp_path: Path) -> None:
         ({"valid": True}, "not a red/green report (no schema, expected"),
         (REBASE.stamp({}), "not a red/green report (schema 'forkkit.rebase'"),
         (
-            {**PROOF.stamp({}), "version": 2},
-            "version 2; this forkkit reads version 1",
+            {**PROOF.stamp({}), "version": 3},
+            "version 3; this forkkit reads version 2",
         ),
     ],
 )
@@ -128,3 +128,53 @@ def test_one_place_writes_reports_and_decides_their_folder() -> None:
         if "ReportFolder(" in text and rel != "src/forkkit/workdir.py":
             found.append(f"{rel}: makes its own report folder")
     assert found == []
+
+
+@pytest.mark.parametrize(
+    ("v1", "recipe"),
+    [
+        (
+            {
+                "mode": "red-green",
+                "base_label": "HEAD without fix 'a'",
+                "fix": {"id": "a"},
+            },
+            {"kind": "revert-hunks", "fix": "a", "rev": ""},
+        ),
+        (
+            {
+                "mode": "red-green",
+                "base_label": "upstream base",
+                "base": {"commit": "c"},
+            },
+            {"kind": "runtime-from", "fix": "", "rev": "c"},
+        ),
+        (
+            {"mode": "guard", "base_label": "HEAD without fix 'a'", "fix": {"id": "a"}},
+            {"kind": "guard", "fix": "", "rev": ""},
+        ),
+    ],
+)
+def test_a_version_1_proof_is_read_with_its_red_recipe(
+    v1: dict[str, object], recipe: dict[str, str], tmp_path: Path
+) -> None:
+    """#45: the recipe is a typed field of version 2; a version 1 report
+    (no such field) is upgraded on read, the only place a label is read."""
+    from forkkit.output.doc import to_json
+    from forkkit.services.proof.doc import ProofDoc
+
+    data = {
+        "schema": "forkkit.red-green",
+        "version": 1,
+        "upstream": {"ident": "sdist:toy==1.0"},
+        "classification": {},
+        **v1,
+    }
+    doc = ProofDoc.of(data, where="old.json")
+    assert to_json(doc.red_recipe) == recipe
+    path = tmp_path / "red_green.json"
+    path.write_text(json.dumps(data))
+    assert ProofDoc.read(path, hint="h").red_recipe == doc.red_recipe
+    assert doc.document()["version"] == 2 and "red_recipe" in doc.document()
+    with pytest.raises(ValueError, match="of version 3"):
+        ProofDoc.of({**data, "version": 3}, where="new.json")

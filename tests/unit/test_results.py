@@ -268,10 +268,13 @@ def test_fix_runs_once_with_related_suites(
     started = count_starts(monkeypatch)
     result = prove(toy_project, tree, out_dir=tmp_path / "r", stream=False)
     assert result.valid, result.problems
-    assert len(started) == 2, started  # red + one run on the fix
-    assert started[1][-1:] == ["tests"]  # the focused tests are under tests/
+    # red and green: the same invocation of the focused tests; then the
+    # related suites, a run of their own (#44)
+    assert len(started) == 3, started
+    assert started[0] == started[1]  # the same command line, only the tree differs
+    assert started[2][-1:] == ["tests"]
     assert result.related is not None
-    assert result.green.run.log == result.related.run.log  # green read from it
+    assert result.green.run.log != result.related.run.log
     assert result.related.counts()["passed"] == 3
     assert result.green.counts() == {
         "passed": 1,
@@ -332,7 +335,7 @@ def test_rerun_with_nothing_changed_is_cached(
     assert (tmp_path / "b" / "red_green_red.xml").is_file()
     assert (tmp_path / "b" / "red_green_red.log").is_file()
     fresh = prove(toy_project, tree, out_dir=tmp_path / "c", stream=False, fresh=True)
-    assert len(started) == 2 and not fresh.red.cached
+    assert len(started) == 3 and not fresh.red.cached and not fresh.green.cached
     assert fresh.related is not None and not fresh.related.cached
 
 

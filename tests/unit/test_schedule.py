@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from forkkit.cli import main
-from forkkit.services.proof.plan import Plan
+from forkkit.services.proof.model import RedRecipe
+from forkkit.services.proof.plan import ProofSpec
 from forkkit.services.proof.schedule import STARTUP, Job, lanes, red_key
 from tests.synthetic import (
     SyntheticUpstream,
@@ -22,7 +23,16 @@ from tests.synthetic import (
 
 def _job(name: str, seconds: float) -> Job:
     targets = (f"tests/{name}.py",)
-    return Job(Plan(targets, (), (), "base", "head", fix_id=name), seconds)
+    spec = ProofSpec(
+        fix_id=name,
+        targets=targets,
+        runtime=(),
+        suites=(),
+        red=RedRecipe.revert_hunks(name),
+        base="base",
+        head="head",
+    )
+    return Job(spec, seconds)
 
 
 def test_reds_go_longest_first_and_the_files_fill_the_cores_up() -> None:
@@ -49,7 +59,7 @@ def test_a_lines_runs_are_packed_ahead_and_each_proof_reads_them(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Both fixes' reds and the run on the fix are scheduled together; each
+    """Both fixes' pairs (red and green) are scheduled together; each
     proof then reads its runs from the command's cache (as runs of this
     command, not cached ones) and classifies as a proof run alone does."""
     monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
@@ -62,12 +72,13 @@ def test_a_lines_runs_are_packed_ahead_and_each_proof_reads_them(
     started = count_starts(monkeypatch)
     capsys.readouterr()
     assert main([*args, "--parallel", "on", "--out", str(tmp_path / "ahead")]) == 0
-    assert "2 red(s) and 2 test file(s) of the run on the fix on 2 cores" in (
-        capsys.readouterr().err
+    assert (
+        "2 fix(es)' red and green and 0 test file(s) of the related run on 2 cores"
+        in (capsys.readouterr().err)
     )
-    # two reds, and the two test files in one or two shards: nothing twice
+    # each fix's red and green, nothing twice
     ran = len(started)
-    assert 3 <= ran <= 4
+    assert ran == 4
     for fix in ("limit", "count"):
         docs = [
             json.loads((tmp_path / how / fix / "red_green.json").read_text())
@@ -79,7 +90,8 @@ def test_a_lines_runs_are_packed_ahead_and_each_proof_reads_them(
     # each red's wall time is kept for the next schedule, beside the files'
     (times,) = (tmp_path / "wd" / "timings").glob("*.json")
     kept = json.loads(times.read_text())
-    assert kept[red_key(["tests/test_fix.py"])] > 0 and "tests/test_count.py" in kept
+    assert kept[red_key(["tests/test_fix.py"])] > 0
+    assert kept[red_key(["tests/test_count.py"])] > 0
     # an unchanged rerun: every run from the cache, nothing scheduled
     capsys.readouterr()
     again = [a for a in args if a != "--fresh"]

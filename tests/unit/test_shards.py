@@ -121,21 +121,26 @@ def test_timings_survive_a_damaged_file(tmp_path: Path) -> None:
 def test_a_packed_proof_classifies_as_the_whole_run(
     toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Red then shard 1 on one core, shard 2 on the other: the same
-    classification and the same outcome of every test as one whole run, and
-    an unchanged rerun comes whole from the cache."""
+    """The fix's red and green then shard 1 on one core, shard 2 on the
+    other: the same classification and the same outcome of every test as
+    one whole run, and an unchanged rerun comes whole from the cache."""
     tree = materialize(toy_project)
     whole = prove(toy_project, tree, out_dir=tmp_path / "whole", fresh=True)
-    # no times yet: both test files weigh the same, one shard each
-    project_timings(toy_project, tree).path.unlink()
+    # times that leave room on both cores: the pair (two runs of the fix's
+    # file) on the first, test_other.py on the second, then test_fix.py
+    timings = project_timings(toy_project, tree)
+    timings.path.unlink()
+    timings.update({"tests/test_fix.py": 1.0, "tests/test_other.py": 10.0})
     out = tmp_path / "packed"
     packed = prove(toy_project, tree, out_dir=out, fresh=True, parallel=True)
     assert (out / "red_green_related-1.xml").is_file()
     assert (out / "red_green_related-2.xml").is_file()
-    # each shard runs the fix (HEAD) in a checkout of its own
+    # each shard runs the fix (HEAD) in a checkout of its own, or is a run
+    # this command made already: shard 1 is tests/test_fix.py on HEAD, the
+    # very run the fix's green was
     said = capsys.readouterr().err
-    for i in (1, 2):
-        assert f"red_green_related-{i}: HEAD {tree.head[:12]}, checked out in " in said
+    assert f"red_green_related-2: HEAD {tree.head[:12]}, checked out in " in said
+    assert "red_green_related-1: run by this command already" in said
     shards = json.loads((out / "red_green.json").read_text())["related"]["shards"]
     assert [s["name"] for s in shards] == ["red_green_related-1", "red_green_related-2"]
     assert all(s["started_at"] > 0 and (out / s["junit"]).is_file() for s in shards)

@@ -67,17 +67,17 @@ def resolved(repo: Repo, spec: UpstreamSpec) -> UpstreamSpec:
     """``spec`` with its git commit known: a revision given without one (a
     ``--rev`` on the command line) is fetched once and named by its commit,
     so a branch never stands for whatever it pointed at first."""
-    if spec.source != "git" or spec.commit_pin.commit:
+    pin = spec.on_git
+    if pin is None or pin.commit:
         return spec
-    pin = spec.commit_pin
     commit = fetch_git_rev(repo, pin.url, pin.rev)
     return replace(spec, git=replace(pin, commit=commit))
 
 
 def _new_commit(repo: Repo, *, spec: UpstreamSpec, work: Workdir) -> str:
     upstream_commit: str | None = None
-    if spec.source == "git":
-        pin = spec.commit_pin
+    pin = spec.on_git
+    if pin is not None:
         upstream_commit = fetch_git_rev(repo, pin.url, pin.at)
         if pin.commit and upstream_commit != pin.commit:
             raise ForkkitError(

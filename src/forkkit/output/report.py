@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Self, TypeVar
@@ -25,13 +25,14 @@ class DocType:
     """What a report's JSON document is: its ``schema`` name and ``version``.
 
     Every report carries both at its top; a reader takes only its own schema
-    at the version it knows (a change a reader must know bumps the version;
-    forkkit is unreleased, so there are no readers of older versions).
+    at the version it knows (a change a reader must know bumps the version),
+    and the ``older`` versions its class upgrades (:meth:`Report.upgrade`).
     """
 
     schema: str
     version: int
     what: str  # how a message names it, e.g. "red/green report"
+    older: tuple[int, ...] = ()  # versions its Report class upgrades on read
 
     def stamp(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` with its ``schema`` and ``version`` (first, and never the
@@ -45,7 +46,7 @@ class DocType:
         if schema != self.schema:
             found = f"schema {schema!r}" if schema else "no schema"
             return f"not a {self.what} ({found}, expected {self.schema!r})"
-        if version != self.version:
+        if version != self.version and version not in self.older:
             return (
                 f"a {self.what} of version {version!r}; this forkkit reads "
                 f"version {self.version}"
@@ -54,7 +55,9 @@ class DocType:
 
 
 # The documents forkkit writes (one per command that publishes a report).
-PROOF = DocType("forkkit.red-green", 1, "red/green report")
+# version 2: the red recipe is a typed field (red_recipe), never read from
+# base_label; a version 1 report is upgraded on read (ProofDoc.upgrade)
+PROOF = DocType("forkkit.red-green", 2, "red/green report", older=(1,))
 SUMMARY = DocType("forkkit.red-green-summary", 1, "red/green summary")
 LINES = DocType("forkkit.red-green-lines", 1, "red/green of every line")
 REBASE = DocType("forkkit.rebase", 1, "rebase report")
@@ -85,10 +88,16 @@ class Report:
         return self.DOC.stamp(to_json(self))
 
     @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` of one of ``DOC.older``'s versions as the current
+        version's (the class of a report with older versions overrides it)."""
+        return data
+
+    @classmethod
     def read(cls, path: Path, *, hint: str) -> Self:
         """The report at ``path``; one line naming the file, the field and
         ``hint`` otherwise."""
-        return read_typed(path, cls, doc=cls.DOC, hint=hint)
+        return read_typed(path, cls, doc=cls.DOC, hint=hint, upgrade=cls.upgrade)
 
     @classmethod
     def of(cls, data: dict[str, Any], *, where: str) -> Self:
@@ -97,7 +106,7 @@ class Report:
         why = cls.DOC.refusal(data)
         if why:
             raise ValueError(f"{where}: {why}")
-        return from_json(cls, data, where=where)
+        return from_json(cls, cls.upgrade(data), where=where)
 
 
 def md_escape(cell: object) -> str:
@@ -183,11 +192,19 @@ def read_report_json(path: Path, *, doc: DocType, hint: str) -> dict[str, Any]:
     return data
 
 
-def read_typed(path: Path, cls: type[T], *, doc: DocType, hint: str) -> T:
-    """A report read as its producer's type ``cls`` (:mod:`forkkit.output.doc`);
-    one line naming the file, the field and ``hint`` otherwise."""
+def read_typed(
+    path: Path,
+    cls: type[T],
+    *,
+    doc: DocType,
+    hint: str,
+    upgrade: Callable[[dict[str, Any]], dict[str, Any]] = lambda data: data,
+) -> T:
+    """A report read as its producer's type ``cls`` (:mod:`forkkit.output.doc`),
+    an older version ``upgrade``d first; one line naming the file, the field
+    and ``hint`` otherwise."""
     data = read_report_json(path, doc=doc, hint=hint)
     try:
-        return from_json(cls, data, where=str(path))
+        return from_json(cls, upgrade(data), where=str(path))
     except ValueError as exc:
         raise ForkkitError(f"{exc}; {hint}") from None

@@ -154,7 +154,8 @@ class ForkRuns:
         ran = service.run(
             spec,
             workspace=lambda: where,
-            cache=self.cache if reuse else None,
+            cache=self.cache,
+            reuse=reuse,
             stream=self.stream,
             cancel=cancel,
         )

@@ -80,20 +80,22 @@ def run(
     stream: bool = True,
     cancel: threading.Event | None = None,
     rerun: Rerun | None = None,
+    reuse: bool = True,
 ) -> Ran:
     """The cached run of ``spec``'s key when the cache has one, else pytest
     in the folder ``workspace()`` yields (again with fewer targets while
     ``rerun`` asks for it). The workspace is entered only for a fresh run.
     A run of this command that did not finish (a hang, a crash) is that
-    run again, not a second wait."""
+    run again, not a second wait. ``reuse`` False: run now whatever the
+    cache holds (an unfinished run is still noted for later asks)."""
     key = spec.key() if cache else None
-    hit = cache.get(key) if cache and key else None
+    hit = cache.get(key) if cache and key and reuse else None
     if hit is not None:
         restored = hit.restore(spec.out_dir, spec.name, spec.targets)
         how = "cached" if restored.cached else "run by this command already"
         say(f"{spec.name}: {how} (tree {spec.tree[:12]}, same env and arguments)")
         return Ran(restored, spec.targets, extra=dict(hit.extra), stored=True)
-    lost = cache.unfinished(key) if cache and key else None
+    lost = cache.unfinished(key) if cache and key and reuse else None
     if lost is not None:
         say(
             f"{spec.name}: run by this command already (tree {spec.tree[:12]}), "

@@ -97,7 +97,7 @@ def _red_lines(rg: ProofDoc) -> list[str]:
 
 def _fork_red(rg: ProofDoc) -> str:
     """What the report's red was, when the fork carries more than this fix."""
-    if rg.fix is None or not rg.base_label.startswith("HEAD without fix"):
+    if rg.fix is None or not rg.red_recipe.built:
         return ""
     return (
         f" The report's red is the fork with only this fix's runtime hunks "
@@ -172,8 +172,10 @@ def _verdict(rg: ProofDoc) -> list[str]:
         out += ["Red/green proof: ❌ **invalid**:", ""]
         out += [f"- {p}" for p in rg.problems]
     label = rg.upstream.label or "upstream"
-    base = rg.base_label
-    runtime = f"runtime of {base}" if base and base != "upstream base" else None
+    at_upstream = rg.red_recipe.kind == "runtime-from" and (
+        rg.base.commit == rg.upstream_base.commit
+    )
+    runtime = None if at_upstream else f"runtime of {rg.base_label}"
     rows = [
         [
             "Red",

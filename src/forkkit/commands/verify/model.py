@@ -56,9 +56,7 @@ def _red_base(doc: ProofDoc) -> str | None:
     """The commit red took its runtime from (``--base``), when it was neither
     upstream base nor the fork without the fix (a commit built per run)."""
     red, upstream = doc.base.commit, doc.upstream_base.commit
-    built = doc.fix is not None and doc.base_label.startswith("HEAD without fix")
-    guard = doc.mode == "guard"
-    if built or guard:
+    if doc.red_recipe.kind != "runtime-from":  # built per run, or no red
         return None
     return red if red and upstream and red != upstream else None
 

@@ -111,7 +111,7 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
 
     With ``opts.all``, every newer release gets a row of the history too.
     """
-    if cfg.upstream.source == "git":
+    if cfg.upstream.on_git is not None:
         return watch_branch(cfg, opts, folder=folder)
     if opts.index_url:
         cfg = cfg.with_upstream(index_url=opts.index_url)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.services.proof.model import STEM, RepeatCheck
-from forkkit.services.proof.plan import Plan
+from forkkit.services.proof.plan import ProofSpec
 from forkkit.testing.classify import (
     Classification,
     GuardFinding,
@@ -54,7 +54,7 @@ def repeat_orders(n: int, seed: int) -> tuple[str, ...]:
 
 def repeat_green(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     green: SuiteRun,

@@ -5,7 +5,8 @@
 Built from a :class:`~forkkit.services.proof.model.RedGreenResult` by
 :func:`proof_doc`, written with :func:`forkkit.output.doc.to_json` and read
 back with :func:`read_proof`; the document is ``forkkit.red-green``
-version 1 (:data:`forkkit.output.report.PROOF`).
+version 2 (:data:`forkkit.output.report.PROOF`; a version 1 report is
+upgraded on read).
 """
 
 from __future__ import annotations
@@ -14,12 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkkit.output.report import PROOF, Report
-from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
+from forkkit.services.proof.model import (
+    RUNTIME_FROM_BASE,
+    HunkCheck,
+    Mode,
+    RedGreenResult,
+    RedRecipe,
+)
 from forkkit.testing.causes import failure_causes
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.forkruns import SuiteRun
 
 Result = RedGreenResult[SuiteRun]
+_V1_WITHOUT_FIX = "HEAD without fix '{}'"  # how version 1 named a fix's red
 
 
 @dataclass(frozen=True)
@@ -145,6 +153,9 @@ class ProofDoc(Report):
     classification: dict[str, tuple[str, ...]]
     valid: bool = False
     mode: Mode = "red-green"
+    # how red's tree was made: the one field every reader asks (verify,
+    # pr-body, the render); base_label is how a report names red, for people
+    red_recipe: RedRecipe = RUNTIME_FROM_BASE
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     title: str = ""
@@ -177,6 +188,24 @@ class ProofDoc(Report):
     hunks: tuple[HunkDoc, ...] | None = None
     fix: FixDoc | None = None
     related_causes: tuple[CauseDoc, ...] = ()
+
+    @classmethod
+    def upgrade(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """A version 1 report (no ``red_recipe``) as version 2: its recipe
+        is what version 1 wrote as its mode and red's label, read here once."""
+        if data.get("version") != 1:
+            return data
+        fix = data["fix"] if isinstance(data.get("fix"), dict) else {}
+        fid = str(fix.get("id", ""))
+        label = str(data.get("base_label", ""))
+        base = data["base"] if isinstance(data.get("base"), dict) else {}
+        if data.get("mode") == "guard":
+            recipe: dict[str, str] = {"kind": "guard"}
+        elif fid and label == _V1_WITHOUT_FIX.format(fid):
+            recipe = {"kind": "revert-hunks", "fix": fid}
+        else:
+            recipe = {"kind": "runtime-from", "rev": str(base.get("commit") or "")}
+        return {**data, "version": 2, "red_recipe": recipe}
 
     def files_of(self, role: str) -> list[FileRef]:
         return [f for f in self.files if f.role == role]
@@ -257,6 +286,7 @@ def proof_doc(r: Result) -> ProofDoc:
         upstream=Upstream(r.upstream, r.upstream_label, r.upstream_commit),
         base=TreeRef(r.base, r.base_tree),
         base_label=r.base_label,
+        red_recipe=r.red_recipe,
         upstream_base=TreeRef(r.upstream_base, r.upstream_base_tree),
         fork_head=TreeRef(r.head, r.head_tree),
         patches=tuple(PatchRef(n, c) for n, c in r.patches),

@@ -23,7 +23,7 @@ from forkkit.patches.symbols import hunk_symbols, python_symbols
 from forkkit.patches.testids import node_id
 from forkkit.process import busy_cpus
 from forkkit.services.proof.model import STEM, HunkCheck
-from forkkit.services.proof.plan import Plan
+from forkkit.services.proof.plan import ProofSpec
 from forkkit.testing.forkruns import ForkRuns
 from forkkit.testing.logged import side_by_side
 from forkkit.vcs import Repo
@@ -39,7 +39,7 @@ class _Target:
     name: str  # file stem of its JUnit XML / log
 
 
-def runtime_hunks(repo: Repo, plan: Plan) -> list[_Target]:
+def runtime_hunks(repo: Repo, plan: ProofSpec) -> list[_Target]:
     """Every hunk of the fix in the runtime files, with its enclosing symbols."""
     text = repo.diff(a=plan.base, b=plan.head, paths=plan.runtime)
     if not text.strip():
@@ -57,7 +57,7 @@ def runtime_hunks(repo: Repo, plan: Plan) -> list[_Target]:
     return out
 
 
-def _selection(repo: Repo, plan: Plan, f2p: Sequence[str]) -> list[str]:
+def _selection(repo: Repo, plan: ProofSpec, f2p: Sequence[str]) -> list[str]:
     """The FAIL_TO_PASS tests' node ids; the focused targets when one of them
     has no node id (only the FAIL_TO_PASS outcomes are read either way)."""
     tracked = frozenset(repo.ls_tree(plan.head, []))
@@ -78,7 +78,7 @@ def hunk_workers(count: int, *, parallel: bool) -> int:
 
 def hunk_matrix(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     f2p: Sequence[str],
@@ -102,7 +102,7 @@ def hunk_matrix(
 
 def _check(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     target: _Target,

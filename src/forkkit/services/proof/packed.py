@@ -24,7 +24,7 @@ from forkkit.fork.tree import ForkTree
 from forkkit.output.progress import say
 from forkkit.pin import is_commit_id
 from forkkit.services.proof.model import STEM
-from forkkit.services.proof.plan import Plan
+from forkkit.services.proof.plan import ProofSpec
 from forkkit.testing.forkruns import ForkRuns, SuiteRun
 from forkkit.testing.logged import side_by_side
 from forkkit.testing.shards import (
@@ -106,7 +106,7 @@ _CUTTERS: dict[tuple[str, str], Callable[[Sequence[str]], list[str]]] = {}
 
 def packed(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     related: tuple[str, Sequence[str]],
@@ -162,7 +162,7 @@ def record(tree: ForkTree, head: str, run: SuiteRun, *, timings: Timings) -> Non
 
 def _run_shards(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     name: str,
@@ -190,7 +190,7 @@ def _run_shards(
 
 def own_pair(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     cancel: threading.Event | None = None,
@@ -231,7 +231,12 @@ def own_pair(
 
 
 def proof_runs(
-    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
+    tree: ForkTree,
+    plan: ProofSpec,
+    settings: ForkRuns,
+    *,
+    parallel: bool,
+    timings: Timings,
 ) -> tuple[SuiteRun, SuiteRun, SuiteRun | None]:
     """Red, green (the fix's own pair) and the related run (the related
     suites on the fix, None without them): one after the other, or the
@@ -257,7 +262,7 @@ def proof_runs(
 
 def _unpacked(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     related: tuple[str, Sequence[str]],

@@ -18,6 +18,7 @@ from forkkit.patches.testids import target_file
 from forkkit.services.proof.model import (
     UPSTREAM_BASE,
     FileBlob,
+    RedRecipe,
     base_label,
     without_fix,
 )
@@ -25,18 +26,22 @@ from forkkit.testing.forkruns import require_committed
 from forkkit.vcs import Repo
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What a proof of one fix runs, checked before anything runs."""
+@dataclass(frozen=True, kw_only=True)
+class ProofSpec:
+    """What a proof of one fix runs, checked before anything runs: a pure
+    value made by :func:`make_proof_spec` (as SWE-bench's ``make_test_spec``
+    makes a ``TestSpec``). Red and green run ``targets`` as one pytest
+    invocation on two trees: red's made by ``red`` (a :class:`RedRecipe`, the
+    report's typed field), green HEAD's."""
 
+    fix_id: str = ""
     targets: tuple[str, ...]  # the fix's focused tests (red and green)
     runtime: tuple[str, ...]  # the fix's runtime files
     suites: tuple[str, ...]  # every fix's related suites (PASS_TO_PASS only)
+    red: RedRecipe
     base: str  # red: the commit red runs (the runtime files are taken from it)
     head: str
-    base_label: str = UPSTREAM_BASE
-    guard: bool = False  # a tests-only fix: its tests guard upstream's fix
-    fix_id: str = ""
+    base_label: str = UPSTREAM_BASE  # how reports name red's base (display only)
     # the targets that are the fix's own tests: the test functions its
     # patches change, and the modules the series adds (a whole upstream
     # module may hold tests of upstream's that skip here)
@@ -45,13 +50,18 @@ class Plan:
     recorded: tuple[str, ...] = ()
 
     @property
+    def guard(self) -> bool:
+        """A tests-only fix: its tests guard upstream's fix (no red)."""
+        return self.red.kind == "guard"
+
+    @property
     def place(self) -> str:
         """Where the fix's red and green run, one after the other: the same
         checkout path and pytest command line, only the tree differs."""
         return f"proof-{self.fix_id or 'series'}"
 
 
-def make_plan(
+def make_proof_spec(
     cfg: ForkConfig,
     tree: ForkTree,
     tests: list[str] | None,
@@ -60,7 +70,7 @@ def make_plan(
     fixes: FixSet,
     fix: Fix,
     base: str | None = None,
-) -> Plan:
+) -> ProofSpec:
     """Check one fix's proof against the fork; refuse an uncommitted tree.
     Red is HEAD with the fix's runtime hunks reverted, or with ``base``: its
     runtime files taken from that revision. Made once per process for one
@@ -90,26 +100,28 @@ def make_plan(
         label = base_label(
             red, rev=base, upstream_base=upstream, patches=tree.patch_commits
         )
+        recipe = RedRecipe.runtime_from(red)
+    elif guard:
+        red, label, recipe = head, without_fix(fix.id), RedRecipe.guard()
     else:
-        red = head if guard else red_commit(tree, fixes, fix, head=head)
-        label = without_fix(fix.id)
-    carried = _carried(repo, targets, upstream=upstream)
-    _PLANS[key] = Plan(
-        targets,
-        fix.runtime_files,
-        suites,
-        red,
-        head,
-        label,
-        guard,
-        fix.id,
-        carried,
-        recorded_tests(cfg, fix.id) if guard else (),
+        red, label = red_commit(tree, fixes, fix, head=head), without_fix(fix.id)
+        recipe = RedRecipe.revert_hunks(fix.id)
+    _PLANS[key] = ProofSpec(
+        fix_id=fix.id,
+        targets=targets,
+        runtime=fix.runtime_files,
+        suites=suites,
+        red=recipe,
+        base=red,
+        head=head,
+        base_label=label,
+        carried=_carried(repo, targets, upstream=upstream),
+        recorded=recorded_tests(cfg, fix.id) if guard else (),
     )
     return _PLANS[key]
 
 
-_PLANS: dict[tuple[object, ...], Plan] = {}
+_PLANS: dict[tuple[object, ...], ProofSpec] = {}
 
 
 def _check_targets(
@@ -168,7 +180,7 @@ def _red_base(tree: ForkTree, rev: str | None, *, head: str, upstream: str) -> s
     return commit
 
 
-def file_blobs(repo: Repo, plan: Plan) -> list[FileBlob]:
+def file_blobs(repo: Repo, plan: ProofSpec) -> list[FileBlob]:
     """Blob SHAs of the runtime files and of every file under the test targets."""
     base, head = plan.base, plan.head
     out = [
@@ -178,7 +190,7 @@ def file_blobs(repo: Repo, plan: Plan) -> list[FileBlob]:
     paths = sorted({target_file(t) for t in plan.targets})
     # a test's base blob is upstream's when red is built from HEAD (its tests
     # are HEAD's), the red base's with --base
-    built = plan.base_label == without_fix(plan.fix_id)
+    built = plan.red.kind != "runtime-from"
     test_base = (repo.rev(BASE_TAG) or base) if built else base
     at_base, at_head = repo.ls_tree(test_base, paths), repo.ls_tree(head, paths)
     out += [

@@ -7,7 +7,7 @@ import shlex
 
 from forkkit.fork.tree import BASE_TAG
 from forkkit.output.report import md_table
-from forkkit.services.proof.model import RedGreenResult, without_fix
+from forkkit.services.proof.model import RedGreenResult
 from forkkit.services.proof.render_hunks import hunk_section
 from forkkit.testing.causes import Cause, deselect_lines, failure_causes, summary
 from forkkit.testing.classify import CATEGORIES
@@ -58,7 +58,7 @@ def _base_checkout(r: Result) -> list[str]:
     """Shell lines that make red's tree: the fix's runtime hunks reversed,
     patch by patch (last first), or the runtime files put at red's base
     (``--base``; those it lacks deleted)."""
-    if r.fix is not None and r.base_label == without_fix(r.fix.id):
+    if r.fix is not None and r.red_recipe.built:
         files = " ".join(shlex.quote(f) for f in r.fix.runtime_files)
         commits = dict(r.patches)
         return [
@@ -314,7 +314,7 @@ def _commands(r: Result) -> list[str]:
     cmds = [
         f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
         f"# red: the fork's tests on {r.base_label}"
-        if r.fix is not None and r.base_label == without_fix(r.fix.id)
+        if r.fix is not None and r.red_recipe.built
         else f"# red: the fork's tests, runtime files restored to {r.base_label}",
         f"git worktree add --detach ../red {short} && cd ../red",
         *_base_checkout(r),

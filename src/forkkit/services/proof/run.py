@@ -57,7 +57,7 @@ from forkkit.services.proof.model import (
     untested_notes,
 )
 from forkkit.services.proof.packed import proof_runs
-from forkkit.services.proof.plan import Plan, file_blobs, make_plan
+from forkkit.services.proof.plan import ProofSpec, file_blobs, make_proof_spec
 from forkkit.services.proof.render import count_line, render_markdown
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.classify import Classification, GuardFinding, classify
@@ -89,7 +89,12 @@ class _Evidence:
 
 
 def _gather(
-    tree: ForkTree, plan: Plan, settings: ForkRuns, *, parallel: bool, timings: Timings
+    tree: ForkTree,
+    plan: ProofSpec,
+    settings: ForkRuns,
+    *,
+    parallel: bool,
+    timings: Timings,
 ) -> _Evidence:
     """The fix's red and green, the related run; related failures rechecked."""
     red, green, related = proof_runs(
@@ -126,7 +131,7 @@ def _gather(
 
 def _recheck_on_base(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     report: JunitReport,
     *,
     settings: ForkRuns,
@@ -145,7 +150,7 @@ def _recheck_on_base(
 
 def _checked(
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     settings: ForkRuns,
     *,
     evidence: _Evidence,
@@ -210,7 +215,7 @@ def prove(
     unit = fixes.one(fix)
     # checked before the report folder is made: a refused proof (an
     # uncommitted tree, a missing target) keeps the last report it has
-    plan = make_plan(
+    plan = make_proof_spec(
         cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
     )
     # published as reports/red_green/<fix-id>, where red-green puts it
@@ -267,7 +272,7 @@ def project_timings(cfg: ForkConfig, tree: ForkTree) -> Timings:
 def _result(
     fix: Fix,
     tree: ForkTree,
-    plan: Plan,
+    plan: ProofSpec,
     *,
     evidence: _Evidence,
     settings: ForkRuns,
@@ -321,6 +326,7 @@ def _result(
         repeat=e.repeat,
         hunks=e.hunks,
         mode="guard" if plan.guard else "red-green",
+        red_recipe=plan.red,
     )
 
 
@@ -338,7 +344,7 @@ def _env_fields(env: TestEnv) -> dict[str, Any]:
 
 
 def _verdict(
-    repo: Repo, plan: Plan, e: _Evidence, *, files: list[FileBlob], strict: bool
+    repo: Repo, plan: ProofSpec, e: _Evidence, *, files: list[FileBlob], strict: bool
 ) -> tuple[list[str], list[str]]:
     """The proof's problems and notes (untested files and hunks)."""
     problems = proof_problems(

@@ -40,7 +40,7 @@ from forkkit.services.proof.packed import (
     own_pair,
     packable_args,
 )
-from forkkit.services.proof.plan import Plan, make_plan
+from forkkit.services.proof.plan import ProofSpec, make_proof_spec
 from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import TestEnv
 from forkkit.testing.forkruns import ForkRuns, SuiteRun
@@ -57,7 +57,7 @@ AHEAD = "red_green_ahead"  # the scratch folder the runs write into
 class Job:
     """One fix's own pair of runs in the schedule (a guard: its green only)."""
 
-    plan: Plan
+    plan: ProofSpec
     seconds: float  # what it should take, start-up included
 
     @property
@@ -128,7 +128,7 @@ def run_ahead(
         return False
     try:
         plans = [
-            make_plan(
+            make_proof_spec(
                 cfg, tree, None, related=how.related, base=how.base, fixes=fixes, fix=f
             )
             for f in chosen
@@ -152,13 +152,13 @@ def run_ahead(
 
 def _schedule(
     tree: ForkTree,
-    plans: Sequence[Plan],
+    plans: Sequence[ProofSpec],
     runs: ForkRuns,
     *,
     timings: Timings,
     may_pack: Callable[[], bool],
 ) -> bool:
-    """Plan the lanes from the measured times, run them, keep the whole run
+    """ProofSpec the lanes from the measured times, run them, keep the whole run
     (True: every run was cached, nothing to do)."""
     head, related = plans[0].head, plans[0].suites
     cut = cutter(tree, head)
@@ -206,7 +206,7 @@ def _schedule(
 
 def _pairs_to_run(
     tree: ForkTree,
-    plans: Sequence[Plan],
+    plans: Sequence[ProofSpec],
     runs: ForkRuns,
     *,
     parts: Sequence[str],
@@ -231,7 +231,7 @@ def _pairs_to_run(
     return jobs
 
 
-def _own(runs: ForkRuns, plan: Plan) -> ForkRuns:
+def _own(runs: ForkRuns, plan: ProofSpec) -> ForkRuns:
     """The settings of ``plan``'s runs: its own runtime files."""
     return dataclasses.replace(runs, runtime_files=plan.runtime)
 
