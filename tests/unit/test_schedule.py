@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from forkkit.cli import main
-from forkkit.services.proof.model import RedRecipe
 from forkkit.services.proof.plan import ProofSpec
+from forkkit.services.proof.recipe import RedRecipe
 from forkkit.services.proof.schedule import STARTUP, Job, lanes, red_key
 from tests.synthetic import (
     SyntheticUpstream,

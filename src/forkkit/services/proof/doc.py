@@ -15,13 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkkit.output.report import PROOF, Report
-from forkkit.services.proof.model import (
-    RUNTIME_FROM_BASE,
-    HunkCheck,
-    Mode,
-    RedGreenResult,
-    RedRecipe,
-)
+from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
+from forkkit.services.proof.recipe import RUNTIME_FROM_BASE, RedRecipe
 from forkkit.testing.causes import failure_causes
 from forkkit.testing.classify import CATEGORIES
 from forkkit.testing.forkruns import SuiteRun

@@ -18,10 +18,10 @@ from forkkit.patches.testids import target_file
 from forkkit.services.proof.model import (
     UPSTREAM_BASE,
     FileBlob,
-    RedRecipe,
     base_label,
     without_fix,
 )
+from forkkit.services.proof.recipe import RedRecipe
 from forkkit.testing.forkruns import require_committed
 from forkkit.vcs import Repo
 

@@ -206,19 +206,17 @@ def prove(
 ) -> RedGreenResult[SuiteRun]:
     """Fix ``fix`` (None: the only one, or the series as one unit) proven:
     red is the fork without its runtime hunks (or with ``base``'s runtime
-    files), green read from one run on the fork; reports published as
-    ``reports/red_green/<fix-id>`` or ``out_dir`` (see the module doc)."""
+    files), green the fork, the same invocation; reports published as
+    ``reports/red_green/<fix-id>`` or ``out_dir`` (see the module doc); a
+    refused proof (its spec is made first) keeps the last report it has."""
     start = time.monotonic()
     for old in tree.repo.prune_stale_worktrees():  # even when every run is cached
         say(f"removed stale worktree {old}")
     fixes = fixes or load_fixes(cfg)
     unit = fixes.one(fix)
-    # checked before the report folder is made: a refused proof (an
-    # uncommitted tree, a missing target) keeps the last report it has
     plan = make_proof_spec(
         cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
     )
-    # published as reports/red_green/<fix-id>, where red-green puts it
     with cfg.work.report_folder(STEM, out=out_dir or _fix_dir(cfg, unit)) as folder:
         settings = ForkRuns(
             runtime_files=plan.runtime,
