@@ -24,6 +24,8 @@ from forkkit import faults
 from forkkit.errors import ForkkitError
 from forkkit.process import pid_alive
 
+PROOF_STEM = "red_green"  # the red/green reports' folder and file stem
+
 LOCK_FILE = ".lock"
 HOLDER_FILE = ".lock-holder.json"
 
@@ -78,6 +80,15 @@ class Workdir:
     def report_dir(self, stem: str) -> Path:
         """The published report folder of one command (``reports/STEM``)."""
         return self.reports / stem
+
+    def proof_dir(self, fix_id: str, *, out: Path | None = None) -> Path:
+        """Where one fix's red/green report is published: ``FOLDER/<fix-id>``,
+        the folder ``reports/red_green`` or ``out`` (``--out``)."""
+        return (out or self.report_dir(PROOF_STEM)) / fix_id
+
+    def proof_report(self, fix_id: str, *, out: Path | None = None) -> Path:
+        """One fix's ``red_green.json`` (see :meth:`proof_dir`)."""
+        return self.proof_dir(fix_id, out=out) / f"{PROOF_STEM}.json"
 
     @property
     def runs(self) -> Path:

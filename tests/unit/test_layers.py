@@ -411,3 +411,17 @@ def test_no_module_reads_a_proofs_kind_from_its_label(path: Path) -> None:
     if path.relative_to(SRC) != Path("services/proof/doc.py"):
         assert "HEAD without fix" not in text or path.name == "model.py", path.name
     assert '"upstream base"' not in text or path.name == "model.py", path.name
+
+
+def test_one_workdir_method_names_a_fix_s_report() -> None:
+    """#45: ``reports/red_green/<fix>/red_green.json`` is spelled by
+    ``Workdir.proof_report`` alone (the proof's pure STEM agrees with it)."""
+    from forkkit.services.proof.model import STEM
+    from forkkit.workdir import PROOF_STEM
+
+    assert STEM == PROOF_STEM
+    for path in _modules():
+        if path.relative_to(SRC) == Path("workdir.py"):
+            continue
+        text = path.read_text()
+        assert '/ "red_green.json"' not in text and '"red_green") /' not in text, path

@@ -106,9 +106,7 @@ def _proof(cfg: ForkConfig, paths: ReportPaths) -> tuple[ProofDoc, Fix, FixSet]:
     """The fix's red/green report, refused (one line) when it is stale."""
     fixes = load_fixes(cfg)
     fix = _fix(fixes, paths.fix)
-    path = (
-        paths.red_green or cfg.work.report_dir("red_green") / fix.id / "red_green.json"
-    )
+    path = paths.red_green or cfg.work.proof_report(fix.id)
     doc = ProofDoc.read(
         path,
         hint=f"run 'forkkit red-green --fix {fix.id}' first, or give "

@@ -21,7 +21,7 @@ from forkkit.testing.classify import (
 )
 from forkkit.testing.junit import JunitReport
 
-STEM = "red_green"
+STEM = "red_green"  # the report folder and file stem (workdir.PROOF_STEM)
 # "red-green": red on base runtime, green on the fix; "guard": a tests-only
 # series (the fix is upstream's), its tests run once on the pin and must pass.
 Mode = Literal["red-green", "guard"]

@@ -249,7 +249,7 @@ def prove(
 
 def _fix_dir(cfg: ForkConfig, fix: Fix) -> Path:
     """Where a fix's proof is published by default: ``reports/red_green/ID``."""
-    return cfg.work.report_dir(STEM) / fix.id
+    return cfg.work.proof_dir(fix.id)
 
 
 def _write(folder: Path, result: RedGreenResult[SuiteRun]) -> None:

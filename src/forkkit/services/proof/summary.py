@@ -242,9 +242,11 @@ def prove_one_fix(
     other fixes' reports stay), then write the summary again from every
     fix's latest report (one made on another fork HEAD says so)."""
     folder = out or cfg.work.report_dir(STEM)
-    result = prove_one(fix, folder / fix.id)
+    result = prove_one(fix, cfg.work.proof_dir(fix.id, out=folder))
     rows = [
-        row_of(proof_doc(result), fix) if f == fix else _earlier(folder, f)
+        row_of(proof_doc(result), fix)
+        if f == fix
+        else _earlier(cfg.work.proof_report(f.id, out=folder), f)
         for f in every
     ]
     doc = summary_doc(result, rows, line=cfg.line_label)
@@ -252,9 +254,8 @@ def prove_one_fix(
     return Proven(summary=doc, results=(result,), folder=folder, only=True)
 
 
-def _earlier(folder: Path, fix: Fix) -> FixRow:
-    """A fix's row from its report in ``folder``, if there is one."""
-    path = folder / fix.id / f"{STEM}.json"
+def _earlier(path: Path, fix: Fix) -> FixRow:
+    """A fix's row from its report at ``path``, if there is one."""
     try:
         doc = ProofDoc.of(json.loads(path.read_text()), where=str(path))
     except (OSError, ValueError):
