@@ -75,3 +75,22 @@ def test_fix_add_and_a_run_refuse_it(
         assert cli.main([*conf, *command]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert err[-1].startswith("forkkit: error:") and "outside the tree" in err[-1]
+
+
+def test_export_refuses_a_committed_link_outside_the_tree(
+    toy_project: ForkConfig, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conf = ["--config", str(toy_project.path)]
+    assert cli.main([*conf, "materialize"]) == 0
+    fork = toy_project.work.fork
+    os.symlink(str(tmp_path / "evil.py"), fork / "tests" / "test_link.py")
+    git = Git(fork)
+    git.run("add", "-A")
+    git.run("commit", "-q", "-m", "[Bugfix] link\n\nForkkit-Fix: toy-fix")
+    before = {p.name: p.read_bytes() for p in toy_project.patches_dir.iterdir()}
+    capsys.readouterr()
+    assert cli.main([*conf, "export"]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "error" in ln]
+    assert len(err) == 1 and "outside the tree" in err[0], err
+    after = {p.name: p.read_bytes() for p in toy_project.patches_dir.iterdir()}
+    assert after == before

@@ -26,7 +26,12 @@ from forkkit.fork.tree import (
     series_tree,
 )
 from forkkit.output.progress import say
-from forkkit.patches.series import Series, parse_series_file, rewrite_series_text
+from forkkit.patches.series import (
+    Series,
+    parse_patch_text,
+    parse_series_file,
+    rewrite_series_text,
+)
 from forkkit.txn import FileTransaction
 from forkkit.vcs import Repo
 
@@ -176,6 +181,8 @@ def _write(
     # in the workdir, not $TMPDIR: a killed export's is removed by the next one
     with cfg.work.scratch_folder("export") as tmp:
         files = repo.format_patch(f"{base}..{head}", tmp)
+        for f in files:  # what every later command will refuse, refused now
+            parse_patch_text(f.read_text(errors="replace"), patches_dir / f.name)
         say(f"checking that {len(files)} patch(es) rebuild HEAD's tree")
         _verify(repo, base, files, head_tree=repo.tree(head))
         names = [f.name for f in files]
