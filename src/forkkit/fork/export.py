@@ -28,8 +28,8 @@ from forkkit.fork.tree import (
 from forkkit.output.progress import say
 from forkkit.patches.series import (
     Series,
-    parse_patch_text,
     parse_series_file,
+    refuse_outside_links,
     rewrite_series_text,
 )
 from forkkit.txn import FileTransaction
@@ -182,7 +182,7 @@ def _write(
     with cfg.work.scratch_folder("export") as tmp:
         files = repo.format_patch(f"{base}..{head}", tmp)
         for f in files:  # what every later command will refuse, refused now
-            parse_patch_text(f.read_text(errors="replace"), patches_dir / f.name)
+            refuse_outside_links(f.read_text(errors="replace"), patches_dir / f.name)
         say(f"checking that {len(files)} patch(es) rebuild HEAD's tree")
         _verify(repo, base, files, head_tree=repo.tree(head))
         names = [f.name for f in files]

@@ -58,7 +58,7 @@ def parse_patch_text(text: str, path: Path) -> Patch:
     if not re.search(r"^diff --git ", text, re.M):
         raise ForkkitError(f"{path}: not a git-format patch (no 'diff --git' lines)")
     diff = parse_diff(text, str(path))
-    _refuse_outside_links(text, path)
+    refuse_outside_links(text, path)
     files = tuple(f.path for f in diff.files)
     return Patch(
         path=path,
@@ -76,7 +76,7 @@ _GIT_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 _LINK_MODE = re.compile(r"^(?:new file mode|new mode) 120000$", re.M)
 
 
-def _refuse_outside_links(text: str, path: Path) -> None:
+def refuse_outside_links(text: str, path: Path) -> None:
     """One line for a symlink the patch makes that points outside the tree
     (an absolute target, or one that climbs above the top with ``..``): a
     test behind it would run code from outside the commit."""
