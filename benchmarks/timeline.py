@@ -51,15 +51,23 @@ def _junit_times(path: Path) -> tuple[float, float, float]:
 
 
 def _processes(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The runs that were pytest processes of their own: the run on the fix
-    (or its shards), and red unless it was read from that run (guard mode);
-    green is read from the run on the fix when there is one."""
-    fix = doc.get("related") or doc.get("green") or {}
-    runs = list(fix.get("shards") or ([fix] if fix else []))
-    red = doc.get("red") or {}
-    if red and red.get("log") != fix.get("log"):
-        runs.append(red)
-    return [r for r in runs if r.get("started_at")]
+    """The runs that were pytest processes of their own: the related run (or
+    its shards, one of which may be a fix's green standing in for its file),
+    the fix's green, and red unless it is green (guard mode); each process
+    once (by its start and its log's name)."""
+    related = doc.get("related") or {}
+    runs = list(related.get("shards") or ([related] if related else []))
+    for run in (doc.get("green") or {}, doc.get("red") or {}):
+        if run:
+            runs.append(run)
+    seen: set[tuple[float, str]] = set()
+    out = []
+    for r in runs:
+        key = (r.get("started_at", 0.0), Path(str(r.get("log", ""))).name)
+        if r.get("started_at") and key not in seen:
+            seen.add(key)
+            out.append(r)
+    return out
 
 
 def _fix_runs(out: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -132,3 +132,36 @@ def test_an_unchanged_rerun_waits_for_nothing(
     # a dirty tree is refused, however many proofs there are
     (cfg.work.fork / "toy" / "calc.py").write_text("X = 1\n")
     assert main(args) == 2
+
+
+@pytest.mark.e2e
+def test_a_fix_s_green_stands_in_for_its_file_in_the_related_run(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """#44: each fix's green runs its one test file on HEAD; the related run
+    (tests/) takes that very run for the file instead of running it again,
+    and classifies as a related run made whole does."""
+    monkeypatch.setenv("FORKKIT_WORKDIR", str(tmp_path / "wd"))
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = make_two_fix_project(
+        tmp_path / "p", SyntheticUpstream(tmp_path / "up"), "1.0"
+    )
+    args = ["--config", str(cfg.path), "red-green", "--fresh"]
+    assert main([*args, "--parallel", "off", "--out", str(tmp_path / "off")]) == 0
+    started = count_starts(monkeypatch)
+    capsys.readouterr()
+    assert main([*args, "--parallel", "on", "--out", str(tmp_path / "on")]) == 0
+    err = capsys.readouterr().err
+    assert "(2 more from the fixes' greens)" in err, err
+    # two pairs, and test_other.py: the two fix files are not run again
+    assert len(started) == 5, [c[-1] for c in started]
+    for fix in ("limit", "count"):
+        off, on = (
+            json.loads((tmp_path / how / fix / "red_green.json").read_text())
+            for how in ("off", "on")
+        )
+        assert on["valid"] and on["classification"] == off["classification"]
+        assert on["related"]["counts"] == off["related"]["counts"]
+        assert on["related_regressions"] == off["related_regressions"] == []

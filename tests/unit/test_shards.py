@@ -126,8 +126,8 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     one whole run, and an unchanged rerun comes whole from the cache."""
     tree = materialize(toy_project)
     whole = prove(toy_project, tree, out_dir=tmp_path / "whole", fresh=True)
-    # times that leave room on both cores: the pair (two runs of the fix's
-    # file) on the first, test_other.py on the second, then test_fix.py
+    # the pair (two runs of the fix's file) on the first core, test_other.py
+    # on the second
     timings = project_timings(toy_project, tree)
     timings.path.unlink()
     timings.update({"tests/test_fix.py": 1.0, "tests/test_other.py": 10.0})
@@ -135,12 +135,12 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     packed = prove(toy_project, tree, out_dir=out, fresh=True, parallel=True)
     assert (out / "red_green_related-1.xml").is_file()
     assert (out / "red_green_related-2.xml").is_file()
-    # each shard runs the fix (HEAD) in a checkout of its own, or is a run
-    # this command made already: shard 1 is tests/test_fix.py on HEAD, the
-    # very run the fix's green was
+    # the shard runs the fix (HEAD) in a checkout of its own; the fix's green
+    # (tests/test_fix.py, whole and alone, on HEAD) stands in for that file
     said = capsys.readouterr().err
-    assert f"red_green_related-2: HEAD {tree.head[:12]}, checked out in " in said
-    assert "red_green_related-1: run by this command already" in said
+    assert f"red_green_related-1: HEAD {tree.head[:12]}, checked out in " in said
+    assert "1 file(s) from the fix's green" in said
+    assert "red_green_related-2: run by this command already" in said
     shards = json.loads((out / "red_green.json").read_text())["related"]["shards"]
     assert [s["name"] for s in shards] == ["red_green_related-1", "red_green_related-2"]
     assert all(s["started_at"] > 0 and (out / s["junit"]).is_file() for s in shards)

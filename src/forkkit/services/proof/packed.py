@@ -112,7 +112,8 @@ def packed(
     related: tuple[str, Sequence[str]],
     timings: Timings,
 ) -> tuple[tuple[SuiteRun, SuiteRun], SuiteRun] | None:
-    """The fix's red and green, and the related run as two packed shards;
+    """The fix's red and green, and the related run as two packed shards
+    (and the fix's green where it stands in for a file, :func:`stand_ins`);
     None when the related run cannot be split or the cache holds it whole."""
     name, tests = related
     if not packable_args(settings.pytest_args):
@@ -121,17 +122,23 @@ def packed(
     parts = cut(tests)
     if len(parts) < CORES or settings.has(tree, plan.head, tests, name=name):
         return None
+    reused = stand_ins(parts, [plan])
+    rest = [p for p in parts if p not in reused]
     weights = timings.load()
     mean = unmeasured_weight(parts, weights)
     own = sum(weights.get(p, mean) for p in cut(plan.targets))
-    shards = split(parts, weights, n=CORES, preload=(own * (1 + (not plan.guard)), 0.0))
-    if len(shards) < CORES:
+    shards = split(rest, weights, n=CORES, preload=(own * (1 + (not plan.guard)), 0.0))
+    if len(shards) < CORES - len(reused[:1]):  # a green stands in: one may do
         return None
     say(
-        f"{name}: {len(parts)} test files in {len(shards)} shards on "
+        f"{name}: {len(rest)} test files in {len(shards)} shards on "
         f"{CORES} cores, the fix's own runs first on the first"
+        + (f"; {len(reused)} file(s) from the fix's green" if reused else "")
     )
     own_runs, runs = _run_shards(tree, plan, settings, name=name, shards=shards)
+    runs += read_stand_ins(
+        tree, settings, reused, head=plan.head, name=name, first=len(runs) + 1
+    )
     odd = [r.name for r in runs if not as_whole(r)]
     if odd:  # the whole run might have stopped at collection: run it whole
         say(f"{name}: {', '.join(odd)} did not run to the end; running it whole")
@@ -141,6 +148,34 @@ def packed(
     if whole.report is not None and not whole.cached:
         timings.update(weigh(parts, whole.report))
     return own_runs, whole
+
+
+def stand_ins(parts: Sequence[str], plans: Sequence[ProofSpec]) -> list[str]:
+    """The test files of the related run that a fix's green runs whole, alone
+    (its targets are that one file), on the same tree: that very pytest run
+    stands in for them in the related run, which is not run twice. What a
+    shard promises holds for it: every test runs as in the whole run, only
+    which process runs which file differs."""
+    greens = {p.targets[0] for p in plans if len(p.targets) == 1}
+    return [p for p in parts if p in greens]
+
+
+def read_stand_ins(
+    tree: ForkTree,
+    settings: ForkRuns,
+    units: Sequence[str],
+    *,
+    head: str,
+    name: str,
+    first: int,
+) -> list[SuiteRun]:
+    """The runs of ``units`` on ``head`` this command made already (the
+    fixes' greens), named as the related run's parts ``NAME-FIRST``, ...;
+    one not in the cache runs now, as any shard would."""
+    return [
+        settings.run(tree, head, (unit,), name=f"{name}-{first + i}")
+        for i, unit in enumerate(units)
+    ]
 
 
 def as_whole(run: SuiteRun) -> bool:
@@ -160,6 +195,10 @@ def record(tree: ForkTree, head: str, run: SuiteRun, *, timings: Timings) -> Non
         timings.update(weigh(cutter(tree, head)(run.run.args), run.report))
 
 
+# a core's work: the fix's pair (on the first core only), then its shards
+_Lane = tuple[tuple[SuiteRun, SuiteRun] | None, list[SuiteRun]]
+
+
 def _run_shards(
     tree: ForkTree,
     plan: ProofSpec,
@@ -168,12 +207,17 @@ def _run_shards(
     name: str,
     shards: list[tuple[str, ...]],
 ) -> tuple[tuple[SuiteRun, SuiteRun], list[SuiteRun]]:
-    """One thread per core: red, green and shard 1 on the first, shard 2 on
-    the other; a failure or a signal stops every run (the threads never see
-    one)."""
+    """One thread per core: red, green and (with two shards) shard 1 on the
+    first, the last shard on the other; a failure or a signal stops every run
+    (the threads never see one)."""
+    lone = len(shards) == 1
 
-    def first(cancel: threading.Event) -> tuple[tuple[SuiteRun, SuiteRun], SuiteRun]:
-        return own_pair(tree, plan, settings, cancel=cancel), shard(0, cancel)
+    def first(cancel: threading.Event) -> _Lane:
+        pair = own_pair(tree, plan, settings, cancel=cancel)
+        return pair, [] if lone else [shard(0, cancel)]
+
+    def last(cancel: threading.Event) -> _Lane:
+        return None, [shard(len(shards) - 1, cancel)]
 
     def shard(i: int, cancel: threading.Event) -> SuiteRun:
         # each shard in a checkout of its own
@@ -181,11 +225,9 @@ def _run_shards(
             tree, plan.head, shards[i], name=f"{name}-{i + 1}", cancel=cancel
         )
 
-    (own, a), (_, b) = side_by_side(
-        [first, lambda cancel: (None, shard(1, cancel))], workers=CORES, name="packed"
-    )
+    (own, a), (_, b) = side_by_side([first, last], workers=CORES, name="packed")
     assert own is not None
-    return own, [a, b]
+    return own, [*a, *b]
 
 
 def own_pair(

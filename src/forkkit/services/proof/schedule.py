@@ -39,6 +39,8 @@ from forkkit.services.proof.packed import (
     cutter,
     own_pair,
     packable_args,
+    read_stand_ins,
+    stand_ins,
 )
 from forkkit.services.proof.plan import ProofSpec, make_proof_spec
 from forkkit.testing.cache import ResultCache
@@ -165,15 +167,18 @@ def _schedule(
     weights = timings.load()
     held = not related or runs.has(tree, head, related, name="related")
     parts = [] if held else cut(related)
+    reused = stand_ins(parts, plans)  # a fix's green runs them whole
+    rest = [p for p in parts if p not in reused]
     pairs = _pairs_to_run(tree, plans, runs, parts=parts, weights=weights)
     if not pairs and not parts:
         return True
-    if 2 * len(pairs) + min(len(parts), CORES) < 2 or not may_pack():
+    if 2 * len(pairs) + min(len(rest), CORES) < 2 or not may_pack():
         return False  # one run at most: the proof runs it as it would
-    by_core, shards = lanes(pairs, parts, weights, cores=CORES)
+    by_core, shards = lanes(pairs, rest, weights, cores=CORES)
     say(
-        f"{len(pairs)} fix(es)' red and green and {len(parts)} test file(s) of "
+        f"{len(pairs)} fix(es)' red and green and {len(rest)} test file(s) of "
         f"the related run on {CORES} cores, longest first"
+        + (f" ({len(reused)} more from the fixes' greens)" if reused else "")
     )
     done = side_by_side(
         [
@@ -192,11 +197,11 @@ def _schedule(
         }
     )
     got = [shard_run for _, shard_run in done if shard_run is not None]
-    if (
-        parts
-        and len(got) == len([s for s in shards if s])
-        and all(as_whole(r) for r in got)
-    ):
+    if not parts or len(got) != len([s for s in shards if s]):
+        return False
+    first = len(got) + 1
+    got += read_stand_ins(tree, runs, reused, head=head, name="related", first=first)
+    if all(as_whole(r) for r in got):
         whole = merged(got, name="related", targets=related, out_dir=runs.out_dir)
         runs.keep_whole(tree, head, related, run=whole)
         if whole.report is not None:
