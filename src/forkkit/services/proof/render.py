@@ -35,11 +35,6 @@ def count_line(run: SuiteRun) -> str:
     return text
 
 
-def _shared(r: Result) -> bool:
-    """Green was read from the one run on the fix that has the related suites."""
-    return r.related is not None and r.green.run.log == r.related.run.log
-
-
 def _duration(run: SuiteRun) -> str:
     if run.cached:
         return f"cached (ran in {run.run.seconds:.1f}s)"
@@ -131,12 +126,13 @@ def _env_prefix(r: Result) -> str:
 def _guard_commands(r: Result) -> list[str]:
     """The one run of a guard, by hand."""
     prefix = _env_prefix(r)
-    shared = " (one run with the related suites)" if _shared(r) else ""
     cmds = [
         f"# in the materialized fork ({r.fork_path}); HEAD = {r.head}",
-        f"# guard: the carried tests on {r.upstream_label}{shared}",
+        f"# guard: the carried tests on {r.upstream_label}",
         f"{prefix} {r.green.run.command}",
     ]
+    if r.related is not None:
+        cmds += ["# related suites on the fix", f"{prefix} {r.related.run.command}"]
     return ["### Commands", "", "```bash", *cmds, "```", ""]
 
 
@@ -183,7 +179,7 @@ def _summary(r: Result) -> list[str]:
         [
             "Green",
             f"fixed runtime (`{short}`)",
-            "same tests, in the related run" if _shared(r) else "same tests",
+            "same tests",
             *_cells(r.green),
             _duration(r.green),
         ],
@@ -319,12 +315,11 @@ def _commands(r: Result) -> list[str]:
         f"git worktree add --detach ../red {short} && cd ../red",
         *_base_checkout(r),
         f"{prefix} {r.red.run.command}",
-        "# green: the fix as is, same tests"
-        + (" (one run with the related suites)" if _shared(r) else ""),
+        "# green: the fix as is, same tests",
         f"cd {r.fork_path}",
         f"{prefix} {r.green.run.command}",
     ]
-    if r.related is not None and not _shared(r):
+    if r.related is not None:
         cmds += ["# related suites on the fix", f"{prefix} {r.related.run.command}"]
     return ["### Commands", "", "```bash", *cmds, "```", ""]
 
