@@ -199,7 +199,9 @@ def _schedule(
     got = [shard_run for _, shard_run in done if shard_run is not None]
     if not parts or len(got) != len([s for s in shards if s]):
         return False
-    first = len(got) + 1
+    # after every lane's number: a lane with no shard leaves a gap, and a
+    # stand-in named into it would write over that lane's neighbour's files
+    first = len(shards) + 1
     got += read_stand_ins(tree, runs, reused, head=head, name="related", first=first)
     if all(as_whole(r) for r in got):
         whole = merged(got, name="related", targets=related, out_dir=runs.out_dir)
