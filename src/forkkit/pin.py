@@ -19,9 +19,11 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from forkkit.errors import ForkkitError
+
+T = TypeVar("T", covariant=True)
 
 PYPI = "https://pypi.org/simple"
 Source = Literal["sdist", "git"]
@@ -112,6 +114,36 @@ def is_commit_id(value: str) -> bool:
 # -- the two kinds ---------------------------------------------------------------
 
 
+class PinCases(Protocol[T]):
+    """What to do for each kind of pin (``pin.match(cases)``): the one way
+    code outside this module tells the kinds apart, so a third kind (a PR
+    head, a local tarball) is a new method here that every caller must
+    answer, never a ``source ==`` test in a service."""
+
+    def sdist(self, pin: SdistPin, /) -> T: ...
+
+    def git(self, pin: GitPin, /) -> T: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class PinDoc:
+    """A pin as reports carry it: typed fields, never an ident parsed back."""
+
+    kind: Source
+    name: str
+    version: str = ""
+    sha256: str = ""
+    url: str = ""  # the git URL, as public_url shows it
+    rev: str = ""
+    commit: str = ""
+
+    @property
+    def checkout_rev(self) -> str:
+        """What a reviewer checks upstream out at: the commit, else the
+        release tag (``vX.Y.Z``), else the followed revision."""
+        return self.commit or (f"v{self.version}" if self.version else self.rev)
+
+
 @dataclass(frozen=True)
 class SdistPin:
     """A release's source distribution, verified by its sha256."""
@@ -133,6 +165,12 @@ class SdistPin:
     @property
     def trust(self) -> str:
         return f"sha256 {self.sha256} pinned in fork.toml"
+
+    def match(self, cases: PinCases[T]) -> T:
+        return cases.sdist(self)
+
+    def doc(self, name: str) -> PinDoc:
+        return PinDoc(kind="sdist", name=name, version=self.version, sha256=self.sha256)
 
 
 @dataclass(frozen=True)
@@ -164,6 +202,18 @@ class GitPin:
             f"git commit {self.at}{follows} of {self.url}: the id is its content's hash"
         )
 
+    def match(self, cases: PinCases[T]) -> T:
+        return cases.git(self)
+
+    def doc(self, name: str) -> PinDoc:
+        return PinDoc(
+            kind="git",
+            name=name,
+            url=public_url(self.url),
+            rev=self.rev,
+            commit=self.commit,
+        )
+
 
 @dataclass(frozen=True)
 class UpstreamSpec:
@@ -186,13 +236,6 @@ class UpstreamSpec:
         return pin
 
     @property
-    def on_git(self) -> GitPin | None:
-        """The git pin when git is the source in use (a line on a branch or
-        commit), None for a release line: the one question code outside
-        this module asks of the kind."""
-        return self.git if self.source == "git" else None
-
-    @property
     def release(self) -> SdistPin:
         """The sdist pin; one line when this upstream has none (a git line)."""
         if self.source != "sdist" or self.sdist is None:
@@ -211,6 +254,19 @@ class UpstreamSpec:
                 "fork.toml [upstream]"
             )
         return self.git
+
+    def match(self, cases: PinCases[T]) -> T:
+        """``cases``' answer for the kind of pin in use."""
+        return self.pin.match(cases)
+
+    def doc(self) -> PinDoc:
+        """The pin in use as reports carry it."""
+        return self.pin.doc(self.name)
+
+    def target(self, rev: str) -> UpstreamSpec:
+        """This upstream at git revision ``rev`` (a rebase target): its
+        commit resolved when the tree is built."""
+        return self.changed(source="git", git_rev=rev)
 
     @property
     def ident(self) -> str:

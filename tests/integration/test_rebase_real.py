@@ -17,6 +17,7 @@ import pytest
 
 from forkkit.config import ForkConfig, load_config
 from forkkit.fork.seriesfiles import load_series
+from forkkit.line import Line
 from forkkit.patches.series import Series
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.run import rebase, resolve_target
@@ -85,9 +86,9 @@ def test_rebase_onto_031_absorbs_registration_carries_lookup(
 ) -> None:
     cfg, series, before = _series_on_030(tmp_path, monkeypatch, at_least=2)
 
-    target = resolve_target(cfg, "vllm==0.31.0")
+    target = resolve_target(Line.of(cfg), "vllm==0.31.0")
     result = rebase(
-        cfg,
+        Line.of(cfg),
         target,
         Options(related=False, pytest_args=("-k", DECISIVE)),
     )
@@ -130,8 +131,8 @@ def test_dry_run_onto_034_absorbs_registration_and_stops_at_the_lookup(
     cfg, _, before = _series_on_030(tmp_path, monkeypatch, at_least=3)
 
     result = rebase(
-        cfg,
-        resolve_target(cfg, "vllm==0.34.0"),
+        Line.of(cfg),
+        resolve_target(Line.of(cfg), "vllm==0.34.0"),
         Options(red_green=False, pytest_args=("-k", DECISIVE)),
     )
 

@@ -19,6 +19,7 @@ import pytest
 from forkkit.config import load_config
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
+from forkkit.line import Line
 from forkkit.services.reconcile.answers import OURS_ON_THEIRS, RESEND_RUNTIMES
 from forkkit.services.reconcile.model import Options
 from forkkit.services.reconcile.run import reconcile
@@ -53,7 +54,7 @@ def test_reconcile_with_the_53802_model(tmp_path: Path) -> None:
         out_dir=tmp_path,
         resend="qwen3.5-0.8b",
     )
-    result, md, js = reconcile(cfg, str(MODEL), opts)
+    result, md, js = reconcile(Line.of(cfg), str(MODEL), opts)
     # Their runtime files are not all ours: scheduler.py is theirs alone.
     theirs = set(result.theirs.runtime_paths)
     assert "vllm/v1/core/sched/scheduler.py" in theirs

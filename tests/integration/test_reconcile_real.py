@@ -17,6 +17,7 @@ import pytest
 from forkkit.config import load_config
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.seriesfiles import load_series
+from forkkit.line import Line
 from forkkit.services.reconcile.model import Options
 from forkkit.services.reconcile.run import reconcile
 from tests.integration.projects import PIN_030
@@ -37,7 +38,7 @@ def test_reconcile_with_vllm_0_32_0(tmp_path: Path) -> None:
         timeout=900,
         out_dir=tmp_path,
     )
-    result, md, js = reconcile(cfg, "vllm==0.32.0", opts)
+    result, md, js = reconcile(Line.of(cfg), "vllm==0.32.0", opts)
     # 0.32.0 changes both runtime files of our fix: the two approaches meet.
     runtime = set(load_fixes(cfg).runtime_files)
     assert runtime <= set(result.theirs.runtime_paths)

@@ -19,6 +19,7 @@ from forkkit import cli
 from forkkit.config import ForkConfig
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import ForkTree
+from forkkit.line import Line
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove
 from forkkit.testing.cache import ResultCache
@@ -45,7 +46,7 @@ def test_each_seed_fix_is_proven_alone(
     for fix in fixes.fixes:
         out = tmp_path / fix.id
         result = prove(
-            cfg,
+            Line.of(cfg),
             tree,
             parallel=True,  # red beside green: that path on real vLLM too
             out_dir=out,

@@ -9,6 +9,7 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import ForkTree
+from forkkit.line import Line
 from forkkit.services.repro.model import ReproOptions
 from forkkit.services.repro.render import render_markdown
 from forkkit.services.repro.run import reproduce
@@ -22,7 +23,9 @@ def test_identical_resend_recovers_the_mamba_checkpoint(
 ) -> None:
     cfg, tree = real_cfg, carried_fork
     opts = ReproOptions(prompt_lens=(2000,), kinds=("identical",)).validate()
-    result = reproduce(cfg, tree, opts, out_dir=tmp_path / "reports", timeout=900)
+    result = reproduce(
+        Line.of(cfg), tree, opts, out_dir=tmp_path / "reports", timeout=900
+    )
 
     (row,) = result.comparisons
     assert result.base is not None, "the fix must change the runtime files"

@@ -175,7 +175,7 @@ def _pure_modules() -> list[Path]:
 
 def test_pure_modules_exist() -> None:
     names = {str(p.relative_to(SRC)) for p in _pure_modules()}
-    assert "commands/watch/model.py" in names
+    assert "services/watch/model.py" in names
     assert set(PURE_OUTPUT) <= names
     assert any(n.startswith("patches/") for n in names)
 
@@ -260,10 +260,13 @@ _INFRA = {
     | {"signals", "vcs", "workdir"},
     "scripts": set(),
 }
+# the domain a command loads once: services and commands take it
+_DOMAIN = {"line": {"config", "errors", "fork", "patches", "pin", "workdir"}}
 MAY_IMPORT = {
     **_INFRA,
-    "services": set(INFRA) | {"services"},
-    "commands": set(INFRA) | {"services", "cliopts", "commands"},
+    **_DOMAIN,
+    "services": set(INFRA) | {"line", "services"},
+    "commands": set(INFRA) | {"line", "services", "cliopts", "commands"},
 }
 
 
@@ -330,9 +333,17 @@ def test_each_command_is_a_request_and_a_run_that_prints_nothing(path: Path) -> 
 
 def _table_home(module: str) -> str:
     """Where a command's ``EXITS`` and ``Verdict`` live: its model module if
-    it has one, else its cli module."""
+    it has one (its own, or its service's of the same name), else its cli
+    module."""
     model = module.rsplit(".", 1)[0] + ".model"
-    return model if importlib.util.find_spec(model) else module
+    service = model.replace("forkkit.commands.", "forkkit.services.")
+    if importlib.util.find_spec(model):
+        return model
+    try:
+        found = importlib.import_module(service)
+    except ModuleNotFoundError:  # no service of the command's name
+        return module
+    return service if hasattr(found, "EXITS") else module
 
 
 @pytest.mark.parametrize("command", CLI_COMMANDS, ids=lambda c: c.name)
@@ -392,13 +403,79 @@ def _attribute_compares(tree: ast.AST, attr: str) -> list[int]:
     return found
 
 
+_KINDS = ("SdistPin", "GitPin")
+
+
+def _kind_tests(tree: ast.AST) -> list[int]:
+    """Lines that tell the pin kinds apart by hand: a compare of ``.source``
+    or ``.kind`` of a pin, ``isinstance(X, SdistPin | GitPin)``, or a
+    ``match`` on a pin class."""
+    found = _attribute_compares(tree, "source")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance":
+            if any(k in ast.unparse(node.args[1]) for k in _KINDS):
+                found.append(node.lineno)
+        elif (isinstance(node, ast.MatchClass) and ast.unparse(node.cls) in _KINDS) or (
+            isinstance(node, ast.Attribute) and node.attr == "on_git"
+        ):
+            found.append(node.lineno)
+    return found
+
+
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))
 def test_only_pin_py_branches_on_the_upstream_kind(path: Path) -> None:
-    """#45: code outside pin.py asks the pin (``on_git``), never ``source``."""
+    """#45: code outside pin.py asks the pin (``spec.match(cases)``, one
+    method per kind), never ``source`` nor the pin's class."""
     if path.relative_to(SRC) == Path("pin.py"):
         return
-    lines = _attribute_compares(ast.parse(path.read_text()), "source")
-    assert not lines, f"{path.name}:{lines} branches on the upstream's source"
+    lines = _kind_tests(ast.parse(path.read_text()))
+    assert not lines, f"{path.name}:{lines} branches on the upstream's kind"
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "if spec.source == 'git': pass",
+        "if isinstance(spec.pin, GitPin): pass",
+        "match spec.pin:\n    case SdistPin(): pass",
+        "pin = spec.on_git",
+    ],
+)
+def test_a_hand_made_kind_test_is_found(snippet: str) -> None:
+    assert _kind_tests(ast.parse(snippet))
+
+
+def _fork_config_uses(tree: ast.AST) -> list[int]:
+    """Lines where a function takes, or a class field holds, a ForkConfig."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+                if arg is not None and "ForkConfig" in ast.unparse(
+                    arg.annotation or ast.Constant("")
+                ):
+                    found.append(arg.lineno)
+        elif isinstance(node, ast.AnnAssign) and "ForkConfig" in ast.unparse(
+            node.annotation
+        ):
+            found.append(node.lineno)
+    return found
+
+
+@pytest.mark.parametrize("path", _in("services"), ids=lambda p: str(p.relative_to(SRC)))
+def test_no_service_takes_a_fork_config(path: Path) -> None:
+    """#45: a service takes a Line (loaded once per command) or the Fix or pin
+    it needs, never the raw config: nothing re-derives the fixes from it."""
+    tree = ast.parse(path.read_text())
+    assert "forkkit.config.ForkConfig" not in _imports(tree), path.name
+    lines = _fork_config_uses(tree)
+    assert not lines, f"{path.name}:{lines} takes a ForkConfig"
+
+
+def test_a_service_taking_a_fork_config_is_found() -> None:
+    code = "def f(cfg: ForkConfig) -> None: ...\nclass J:\n    cfg: ForkConfig\n"
+    assert _fork_config_uses(ast.parse(code)) == [1, 3]
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(SRC)))

@@ -17,6 +17,7 @@ from forkkit.commands.prbody.render import render_markdown
 from forkkit.commands.prbody.render_guard import guard_title
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.output import report
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
@@ -178,7 +179,7 @@ def test_pr_body_on_the_toy_fork(
 ) -> None:
     assert _pr_body(toy_project) == 2  # no red/green report yet
     assert "run 'forkkit red-green --fix toy-fix' first" in capsys.readouterr().err
-    prove(toy_project, materialize(toy_project), stream=False)
+    prove(Line.of(toy_project), materialize(toy_project), stream=False)
     capsys.readouterr()
     assert _pr_body(toy_project) == 0
     body = capsys.readouterr().out
@@ -322,7 +323,7 @@ def test_pr_body_with_home_at_the_root(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     tree = materialize(toy_project)
-    prove(toy_project, tree)
+    prove(Line.of(toy_project), tree)
     capsys.readouterr()
     monkeypatch.setenv("HOME", "/")
     assert cli.main(["--config", str(toy_project.path), "pr-body"]) == 0
@@ -399,7 +400,7 @@ def test_a_damaged_retired_record_is_one_line(
     toy_project: ForkConfig, capsys: pytest.CaptureFixture[str], data: bytes
 ) -> None:
     tree = materialize(toy_project)
-    prove(toy_project, tree)
+    prove(Line.of(toy_project), tree)
     record = toy_project.patches_dir / "retired.toml"
     record.write_bytes(data)
     capsys.readouterr()

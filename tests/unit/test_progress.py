@@ -13,6 +13,7 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.output.runprogress import (
     PLUGIN,
     PLUGIN_DIR,
@@ -131,7 +132,7 @@ def test_console_shows_progress_and_short_summary_not_tracebacks(
 ) -> None:
     tree = materialize(toy_project)
     out = tmp_path / "r"
-    prove(toy_project, tree, out_dir=out, stream=True)
+    prove(Line.of(toy_project), tree, out_dir=out, stream=True)
     err = capfd.readouterr().err
     assert "FAILED tests/test_fix.py::test_limit_reaches_n" in err
     assert "E       assert" not in err and "def test_limit_reaches_n" not in err

@@ -15,6 +15,7 @@ from forkkit.cli import build_parser, main
 from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
+from forkkit.line import Line
 from forkkit.output.doc import to_json
 from forkkit.output.report import dump_json
 from forkkit.patches.diff import split_hunks
@@ -71,7 +72,7 @@ def onto(
     cfg: ForkConfig, up: SyntheticUpstream, version: str, files: dict[str, str]
 ) -> Target:
     up.publish(version, files)
-    return resolve_target(cfg, f"toy=={version}")
+    return resolve_target(Line.of(cfg), f"toy=={version}")
 
 
 def statuses(result: RebaseResult) -> list[str]:
@@ -164,7 +165,7 @@ def test_clean_rebase_writes_only_with_apply(
     )
     assert "trust on first use" in target.trust
     before = snapshot(toy_project)
-    dry = rebase(toy_project, target, QUICK)
+    dry = rebase(Line.of(toy_project), target, QUICK)
     assert statuses(dry) == ["clean"] and dry.ok and not dry.written
     assert snapshot(toy_project) == before
     assert "1:" in dry.range_diff and " = " in dry.range_diff
@@ -173,7 +174,7 @@ def test_clean_rebase_writes_only_with_apply(
     assert 'version = "1.1"' in (out / "fork.toml").read_text()
 
     unproven = Options(apply=True, apply_unproven=True, semantic=False, red_green=False)
-    done = rebase(toy_project, target, unproven)
+    done = rebase(Line.of(toy_project), target, unproven)
     assert done.written and done.unproven
     cfg = load_config(toy_project.path)
     assert cfg.upstream.release.version == "1.1"
@@ -195,7 +196,7 @@ def test_three_way_rebase(
         "1.1",
         toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}),
     )
-    result = rebase(toy_project, target, QUICK)
+    result = rebase(Line.of(toy_project), target, QUICK)
     assert statuses(result) == ["3way"]
     assert "hunk 1/1 of toy/calc.py" in result.patches[0].detail
     patch = (Path(result.out_dir) / "patches" / result.new_series[0]).read_text()
@@ -213,7 +214,7 @@ def test_the_proof_runs_side_by_side_as_asked(
     calc = {"toy/calc.py": CALC_CONTEXT_MOVED}
     target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
     opts = Options(related=False, semantic=False, parallel=parallel)
-    result = rebase(toy_project, target, opts)
+    result = rebase(Line.of(toy_project), target, opts)
     assert result.proof_valid is True and result.proof is not None
     assert result.proof.parallel is (parallel == "on")
 
@@ -253,7 +254,7 @@ def test_conflict_keeps_everything_and_rerere_replays(
     assert report["outcome"] == "conflict" and not report["written"]
 
     opts = Options(apply=True, apply_unproven=True, red_green=False)
-    first = rebase(toy_project, target, opts)  # the same conflict again
+    first = rebase(Line.of(toy_project), target, opts)  # the same conflict again
     assert statuses(first) == ["conflict"] and first.outcome == "conflict"
     assert not first.written and snapshot(toy_project) == before
     (conflict,) = first.patches[0].conflicts
@@ -267,7 +268,7 @@ def test_conflict_keeps_everything_and_rerere_replays(
 
     # Resolve by hand (no git add/commit), then retry: rerere records and replays.
     worktree.write_text(CALC_CONFLICT_RESOLVED)
-    second = rebase(toy_project, target, opts)
+    second = rebase(Line.of(toy_project), target, opts)
     assert statuses(second) == ["rerere"] and second.written
     assert any("recorded 1 resolution" in n for n in second.notes)
     assert "return n\n" in (toy_project.patches_dir / second.new_series[0]).read_text()
@@ -281,7 +282,7 @@ def test_conflict_keeps_everything_and_rerere_replays(
     for p in toy_project.patches_dir.glob("*.patch"):
         if p.name not in before:
             p.unlink()
-    third = rebase(toy_project, target, QUICK)
+    third = rebase(Line.of(toy_project), target, QUICK)
     assert statuses(third) == ["rerere"]
 
 
@@ -295,7 +296,7 @@ def test_a_resolution_that_also_edits_a_clean_file_is_replayed_whole(
         toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": CALC_CONFLICT})
     )
     opts = Options(red_green=False)  # dry runs: the series goes to rebase/out
-    first = rebase(toy_project, target, opts)
+    first = rebase(Line.of(toy_project), target, opts)
     assert statuses(first) == ["conflict"]
     repo = Path(first.repo)
     (repo / "toy" / "calc.py").write_text(CALC_CONFLICT_RESOLVED)
@@ -305,7 +306,7 @@ def test_a_resolution_that_also_edits_a_clean_file_is_replayed_whole(
     test.write_text(refreshed)
 
     for run in (1, 2):  # recorded once, then replayed from the record alone
-        again = rebase(toy_project, target, opts)
+        again = rebase(Line.of(toy_project), target, opts)
         assert statuses(again) == ["rerere"], run
         out = Path(again.out_dir) / "patches" / again.new_series[0]
         patch = out.read_text()
@@ -332,7 +333,7 @@ def test_textual_absorption(
     target = onto(toy_project, toy_upstream, "1.1", files)
     (old,) = load_series(toy_project.series_file, toy_project.patches_dir).patches
     digest = hashlib.sha256(old.path.read_bytes()).hexdigest()
-    result = rebase(toy_project, target, Options(apply=True, red_green=True))
+    result = rebase(Line.of(toy_project), target, Options(apply=True, red_green=True))
     assert statuses(result) == ["absorbed-textual"]
     assert detail in result.patches[0].detail
     assert result.can_retire and result.outcome == "retire" and result.written
@@ -371,7 +372,7 @@ def test_semantic_absorption(
 ) -> None:
     target = onto(toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": calc}))
     before = snapshot(toy_project)
-    result = rebase(toy_project, target, Options(red_green=False))
+    result = rebase(Line.of(toy_project), target, Options(red_green=False))
     (p,) = result.patches
     assert p.status == "absorbed-semantic" and how in p.detail
     assert p.semantic is not None and p.semantic.absorbed
@@ -385,7 +386,7 @@ def test_semantic_absorption(
     assert "## Retired: absorbed upstream" in render_markdown(result)
     # Without the test-based check the over-correcting patch would be carried.
     if how.startswith("applies"):
-        assert statuses(rebase(toy_project, target, QUICK)) == ["3way"]
+        assert statuses(rebase(Line.of(toy_project), target, QUICK)) == ["3way"]
 
 
 @pytest.mark.e2e
@@ -397,7 +398,7 @@ def test_no_red_failure_skips_the_old_green_run(
     calc = {"toy/calc.py": CALC_FIXED_BY_DECORATOR}
     target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
     opts = Options(red_green=False, pytest_args=("-k", "no_such_test"))
-    (p,) = rebase(toy_project, target, opts).patches
+    (p,) = rebase(Line.of(toy_project), target, opts).patches
     assert p.semantic is not None
     assert p.semantic.note == "not applicable: no FAIL_TO_PASS test on the old base"
     runs = {f.name for f in toy_project.work.rebase_dir("runs").iterdir()}
@@ -434,7 +435,7 @@ def test_keep_tests_retires_the_fix_and_guards_with_its_tests(
     calc = {"toy/calc.py": CALC_FIXED_OTHERWISE}
     target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
     opts = Options(apply=True, keep_tests=True, related=False)
-    result = rebase(toy_project, target, opts)
+    result = rebase(Line.of(toy_project), target, opts)
     assert statuses(result) == ["absorbed-semantic"] and result.outcome == "retire"
     assert result.proof_valid is True and result.written, result.notes
     assert result.proof is not None and result.proof.mode == "guard"
@@ -486,7 +487,7 @@ def test_two_patches_one_absorbed_one_carried_with_proof(
     )
     fixed = {"toy/count.py": COUNT_BUGGY, "toy/calc.py": CALC_FIXED_OTHERWISE}
     target = onto(cfg, up, "1.1", toy_release(fixed))
-    result = rebase(cfg, target, Options(apply=True, related=False))
+    result = rebase(Line.of(cfg), target, Options(apply=True, related=False))
     assert statuses(result) == ["absorbed-semantic", "clean"]
     assert [p.name for p in result.carried] == [result.patches[1].name]
     assert not result.can_retire and result.proof_valid is True and result.written
@@ -539,7 +540,7 @@ def test_failed_proof_writes_nothing(
         toy_project, toy_upstream, "1.1", toy_release({"toy/calc.py": CALC_REBROKEN})
     )
     before = snapshot(toy_project)
-    result = rebase(toy_project, target, Options(apply=True, related=False))
+    result = rebase(Line.of(toy_project), target, Options(apply=True, related=False))
     assert statuses(result) == ["clean"]
     assert result.proof_valid is False and result.outcome == "proof-failed"
     assert not result.written and snapshot(toy_project) == before
@@ -673,7 +674,7 @@ def test_apply_never_overwrites_a_file_it_did_not_write(
     before = snapshot(cfg)
     with pytest.raises(ForkkitError, match="not in the series"):
         opts = Options(apply=True, semantic=False, related=False)
-        rebase(cfg, resolve_target(cfg, "toy==1.1"), opts)
+        rebase(Line.of(cfg), resolve_target(Line.of(cfg), "toy==1.1"), opts)
     assert snapshot(cfg) == before
 
 
@@ -700,7 +701,7 @@ def test_apply_writes_only_bytes_that_rebuild_the_tree(
     monkeypatch.setattr(forkkit.services.rebase.run, "_prove", tampering_proof)
     before = snapshot(toy_project)
     with pytest.raises(ForkkitError, match="nothing written"):
-        rebase(toy_project, target, Options(apply=True, semantic=False))
+        rebase(Line.of(toy_project), target, Options(apply=True, semantic=False))
     assert snapshot(toy_project) == before
 
 
@@ -721,10 +722,10 @@ def test_a_lock_left_by_a_killed_git_does_not_block_the_next_run(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream
 ) -> None:
     target = onto(toy_project, toy_upstream, "1.1", toy_release({"toy/x.py": ""}))
-    assert statuses(rebase(toy_project, target, QUICK)) == ["clean"]
+    assert statuses(rebase(Line.of(toy_project), target, QUICK)) == ["clean"]
     lock = toy_project.workdir / "rebase" / "repo" / ".git" / "index.lock"
     lock.write_text("")  # git was killed with forkkit (kill -9 of the group)
-    assert statuses(rebase(toy_project, target, QUICK)) == ["clean"]
+    assert statuses(rebase(Line.of(toy_project), target, QUICK)) == ["clean"]
     assert not lock.exists()
 
 
@@ -742,16 +743,16 @@ def test_a_changed_deselect_is_not_served_from_the_result_cache(
     calc = toy_release({"toy/calc.py": CALC_FIXED_BY_DECORATOR})
     target = onto(toy_project, toy_upstream, "1.1", calc)
     opts = Options(red_green=False)
-    assert statuses(rebase(toy_project, target, opts)) == ["absorbed-semantic"]
+    assert statuses(rebase(Line.of(toy_project), target, opts)) == ["absorbed-semantic"]
     capsys.readouterr()
-    assert statuses(rebase(toy_project, target, opts)) == ["absorbed-semantic"]
+    assert statuses(rebase(Line.of(toy_project), target, opts)) == ["absorbed-semantic"]
     assert "cached" in capsys.readouterr().err  # same tree, env, args: reused
     text = toy_project.path.read_text()
     deselect = '[testenv]\ndeselect = ["tests/test_calc.py::test_nothing"]\n'
     toy_project.path.write_text(text.replace("[testenv]\n", deselect))
     cfg = load_config(toy_project.path)
     assert cfg.testenv.deselect == ("tests/test_calc.py::test_nothing",)
-    assert statuses(rebase(cfg, target, opts)) == ["absorbed-semantic"]
+    assert statuses(rebase(Line.of(cfg), target, opts)) == ["absorbed-semantic"]
     assert "cached" not in capsys.readouterr().err
 
 
@@ -761,17 +762,17 @@ def test_the_sha256_comes_from_the_index_or_the_pin_never_the_file(
     path, sha = toy_upstream.publish("1.1", toy_release({"toy/x.py": ""}))
     page = toy_upstream.sdist_dir / "index.json"
     data = json.loads(page.read_text())
-    assert resolve_target(toy_project, "toy==1.1").pin["sha256"] == sha
+    assert resolve_target(Line.of(toy_project), "toy==1.1").pin["sha256"] == sha
     for entry in data["files"]:
         entry["hashes"] = {}  # an index that publishes no hash
     page.write_text(json.dumps(data))
     with pytest.raises(ForkkitError, match="publishes no sha256"):
-        resolve_target(toy_project, "toy==1.1")
-    pinned = resolve_target(toy_project, "toy==1.1", sha256="ab" * 32)
+        resolve_target(Line.of(toy_project), "toy==1.1")
+    pinned = resolve_target(Line.of(toy_project), "toy==1.1", sha256="ab" * 32)
     assert pinned.pin["sha256"] == "ab" * 32 and "--sha256" in pinned.trust
     page.unlink()  # a bare folder of sdists is no index to resolve against
     with pytest.raises(ForkkitError, match="cannot read the package index"):
-        resolve_target(toy_project, "toy==1.1")
+        resolve_target(Line.of(toy_project), "toy==1.1")
     assert path.is_file()
 
 
@@ -841,7 +842,11 @@ def test_a_guard_refuses_a_carried_test_that_only_skips_or_xfails(
     an xfail (commit + export) does not pass, so the guard is not valid."""
     calc = {"toy/calc.py": CALC_FIXED_OTHERWISE}
     target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
-    rebase(toy_project, target, Options(apply=True, keep_tests=True, related=False))
+    rebase(
+        Line.of(toy_project),
+        target,
+        Options(apply=True, keep_tests=True, related=False),
+    )
     cfg = load_config(toy_project.path)
     assert main(["--config", str(cfg.path), "materialize"]) == 0
     test = cfg.work.fork / "tests" / "test_fix.py"
@@ -869,7 +874,11 @@ def test_a_guard_names_a_recorded_carried_test_that_did_not_run(
     commit of the fix is named, not silently one test fewer."""
     calc = {"toy/calc.py": CALC_FIXED_OTHERWISE}
     target = onto(toy_project, toy_upstream, "1.1", toy_release(calc))
-    rebase(toy_project, target, Options(apply=True, keep_tests=True, related=False))
+    rebase(
+        Line.of(toy_project),
+        target,
+        Options(apply=True, keep_tests=True, related=False),
+    )
     cfg = load_config(toy_project.path)
     (entry,) = parse_retired((cfg.patches_dir / "retired.toml").read_text())
     assert entry.tests == ("tests/test_fix.py::test_limit_reaches_n",)

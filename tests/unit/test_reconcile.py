@@ -13,6 +13,7 @@ from forkkit.cli import main
 from forkkit.commands.reconcile import cli as reconcile_cli
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.line import Line
 from forkkit.output.doc import from_json
 from forkkit.services.reconcile.cells import broken_modules
 from forkkit.services.reconcile.competitor import parse_competitor
@@ -88,7 +89,7 @@ def test_parse_competitor(tmp_path: Path) -> None:
 def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     _, cfg = project
     patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
-    result, md, js = reconcile(cfg, str(patch))
+    result, md, js = reconcile(Line.of(cfg), str(patch))
     assert result.overlap.kind == "disjoint"
     assert result.theirs.paths == (
         "tests/test_greet.py",
@@ -140,7 +141,7 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
     assert "touch **no common file**" in text
     assert "| ours: FAIL_TO_PASS (1) | 0/1 pass, 1 fail | 1/1 pass |" in text
     # A second reconcile reuses every run (same trees, same pytest commands).
-    again, md2, _ = reconcile(cfg, str(patch))
+    again, md2, _ = reconcile(Line.of(cfg), str(patch))
     ran = [c for c in again.cells.values() if c.status == "ran"]
     assert ran and all(c.cached for c in ran)
     # A cached result lands in the report folder like a fresh one (the one
@@ -152,7 +153,7 @@ def test_disjoint_competitor_as_mbox(project: Project, tmp_path: Path) -> None:
             assert (md2.parent / "junit" / f"{name}.log").is_file(), name
     assert again.matrix.rows == result.matrix.rows
     assert "reused from earlier reconcile runs" in md2.read_text()
-    fresh, _, _ = reconcile(cfg, str(patch), Options(fresh=True))
+    fresh, _, _ = reconcile(Line.of(cfg), str(patch), Options(fresh=True))
     assert not any(c.cached for c in fresh.cells.values())
 
 
@@ -161,7 +162,7 @@ def test_same_file_competitor_as_plain_diff(project: Project, tmp_path: Path) ->
     _, cfg = project
     patch = write_patch(RECON_BASE, RECON_SAME_FILE, tmp_path / "sq.diff", mbox=False)
     assert not patch.read_text().startswith("From ")
-    result, _, js = reconcile(cfg, str(patch))
+    result, _, js = reconcile(Line.of(cfg), str(patch))
     assert result.overlap.kind == "same-files"
     (f,) = result.overlap.files
     assert f.path == "toy/calc.py" and f.pairs == () and f.shared_symbols == ()
@@ -251,7 +252,7 @@ def test_patch_that_does_not_apply_names_the_hunk(
         tmp_path / "elsewhere.patch",
     )
     with pytest.raises(ForkkitError, match=r"hunk 1/1 of toy/calc.py .* toy 1.0"):
-        reconcile(cfg, str(patch))
+        reconcile(Line.of(cfg), str(patch))
 
 
 @pytest.mark.e2e
@@ -259,7 +260,7 @@ def test_release_competitor(project: Project) -> None:
     up, cfg = project
     sdist, sha = up.publish("1.1", recon_release(RECON_CONFLICT))
     opts = Options(sha256=sha, sdist_url=sdist.as_uri())
-    result, md, js = reconcile(cfg, "toy==1.1", opts)
+    result, md, js = reconcile(Line.of(cfg), "toy==1.1", opts)
     # Scope: the files we touch + changed files in our test folder (tests/);
     # toy/other.py and tests/deep/ changed in 1.1 but are out of scope.
     assert result.theirs.paths == (
@@ -304,7 +305,7 @@ def test_tests_only_competitor_reuses_identical_trees(
         {"tests/test_fix.py": theirs_test, "tests/test_more.py": theirs_test},
         tmp_path / "tests-only.patch",
     )
-    result, _, _ = reconcile(cfg, str(patch), Options(their_tests="shared"))
+    result, _, _ = reconcile(Line.of(cfg), str(patch), Options(their_tests="shared"))
     assert result.theirs.runtime_paths == ()
     theirs_side = next(s for s in result.sides if s.side == "theirs")
     assert theirs_side.targets == ("tests/test_fix.py",)
@@ -353,7 +354,7 @@ def test_release_whose_files_need_more_of_it(
     No --sha256: the index's is trusted on first use, said once."""
     up, cfg = project
     _, sha = up.publish("1.1", recon_release_with_helper())
-    result, md, _ = reconcile(cfg, "toy==1.1")
+    result, md, _ = reconcile(Line.of(cfg), "toy==1.1")
     tofu = f"trust on first use: sha256 {sha} of toy-1.1.tar.gz as published by "
     assert capsys.readouterr().err.count(tofu) == 1
     assert any(n.startswith(f"The sdist of toy 1.1: {tofu}") for n in result.notes)
@@ -392,7 +393,7 @@ def test_test_file_that_does_not_merge_is_skipped_not_the_cell(
     )
     sdist, sha = up.publish("1.1", recon_release(RECON_CONFLICT))
     result, md, _ = reconcile(
-        cfg, "toy==1.1", Options(sha256=sha, sdist_url=sdist.as_uri())
+        Line.of(cfg), "toy==1.1", Options(sha256=sha, sdist_url=sdist.as_uri())
     )
     ours_side = next(s for s in result.sides if s.side == "ours")
     assert ours_side.targets == (
@@ -552,7 +553,7 @@ def test_patch_given_by_a_relative_path(
     folder.mkdir()
     write_patch(RECON_BASE, RECON_DISJOINT, folder / "greet.patch")
     monkeypatch.chdir(tmp_path)
-    result, md, _ = reconcile(cfg, "competitors/greet.patch")
+    result, md, _ = reconcile(Line.of(cfg), "competitors/greet.patch")
     assert result.theirs.runtime_paths == ("toy/other.py",)
     assert md.read_text().startswith(
         "## Reconcile: [Bugfix] limit reaches n vs greet.patch\n"
@@ -561,7 +562,7 @@ def test_patch_given_by_a_relative_path(
     inside = cfg.root / "competitors" / "greet.patch"
     inside.parent.mkdir()
     inside.write_bytes((folder / "greet.patch").read_bytes())
-    _, md, _ = reconcile(cfg, str(inside))
+    _, md, _ = reconcile(Line.of(cfg), str(inside))
     head = "## Reconcile: [Bugfix] limit reaches n vs competitors/greet.patch\n"
     assert md.read_text().startswith(head)
     assert str(tmp_path) not in md.read_text().split("### Behaviour matrix")[0]

@@ -17,6 +17,7 @@ import pytest
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import ForkTree, materialize
+from forkkit.line import Line
 from forkkit.patches.testids import node_id
 from forkkit.services.proof.model import related_verdict, untested_changes
 from forkkit.services.proof.render import render_markdown
@@ -69,7 +70,7 @@ def project(tmp_path: Path, up: SyntheticUpstream, **kw: Any) -> ForkConfig:
 def test_valid_proof(toy_project: ForkConfig, tmp_path: Path) -> None:
     tree = materialize(toy_project)
     out = tmp_path / "reports"
-    result = prove(toy_project, tree, out_dir=out, stream=False)
+    result = prove(Line.of(toy_project), tree, out_dir=out, stream=False)
     assert result.valid, result.problems
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert result.red.counts()["failed"] == 1 and result.red.report is not None
@@ -116,7 +117,7 @@ def test_parallel_proof_matches_sequential(
 ) -> None:
     tree = materialize(toy_project)
     result = prove(
-        toy_project, tree, related=False, parallel=True, out_dir=tmp_path / "r"
+        Line.of(toy_project), tree, related=False, parallel=True, out_dir=tmp_path / "r"
     )
     assert result.valid, result.problems
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
@@ -130,7 +131,7 @@ def test_import_error_red_is_invalid(
 ) -> None:
     cfg = project(tmp_path, toy_upstream, changes=toy_import_fix_changes())
     tree = materialize(cfg)
-    result = prove(cfg, tree, out_dir=tmp_path / "r", stream=False)
+    result = prove(Line.of(cfg), tree, out_dir=tmp_path / "r", stream=False)
     assert not result.valid
     assert result.red.report is not None
     assert result.red.report.collection_errors
@@ -146,7 +147,7 @@ def test_import_error_red_is_invalid(
 def test_no_tests_run_is_invalid(toy_project: ForkConfig, tmp_path: Path) -> None:
     tree = materialize(toy_project)
     result = prove(
-        toy_project,
+        Line.of(toy_project),
         tree,
         pytest_args=["-k", "selects_nothing"],
         related=False,
@@ -165,7 +166,7 @@ def test_pass_to_fail_is_invalid(
     cfg = project(tmp_path, toy_upstream, changes=toy_breaking_fix_changes())
     tree = materialize(cfg)
     result = prove(
-        cfg,
+        Line.of(cfg),
         tree,
         tests=["tests/test_fix.py", "tests/test_other.py"],
         related=False,
@@ -193,7 +194,7 @@ def test_related_regression_vs_preexisting_failure(
         tmp_path / "proj", toy_upstream, "1.1", changes=toy_breaking_fix_changes()
     )
     tree = materialize(cfg)
-    result = prove(cfg, tree, out_dir=tmp_path / "r", stream=False)
+    result = prove(Line.of(cfg), tree, out_dir=tmp_path / "r", stream=False)
     v = result.related_verdict
     assert v.regressions == ("tests.test_other::test_double",)
     assert v.preexisting == ("tests.test_broken::test_always_broken",)
@@ -212,7 +213,7 @@ def test_preexisting_related_failure_keeps_proof_valid(
     broken = "def test_always_broken():\n    assert 1 == 2\n"
     toy_upstream.publish("1.1", {**BUGGY, "tests/test_broken.py": broken})
     cfg = make_project(tmp_path / "proj", toy_upstream, "1.1")
-    result = prove(cfg, materialize(cfg), out_dir=tmp_path / "r", stream=False)
+    result = prove(Line.of(cfg), materialize(cfg), out_dir=tmp_path / "r", stream=False)
     assert result.valid, result.problems
     assert result.related_verdict.preexisting == (
         "tests.test_broken::test_always_broken",
@@ -225,7 +226,7 @@ def test_empty_series_has_nothing_to_prove(
     cfg = project(tmp_path, toy_upstream, changes=[])
     tree = materialize(cfg)
     with pytest.raises(ForkkitError, match="the series carries no fix; add one"):
-        prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+        prove(Line.of(cfg), tree, related=False, out_dir=tmp_path / "r", stream=False)
 
 
 @pytest.mark.e2e
@@ -241,7 +242,12 @@ def test_timeout_is_invalid_and_restores(
     tree = materialize(cfg)
     start = time.monotonic()
     result = prove(
-        cfg, tree, related=False, timeout=4, out_dir=tmp_path / "r", stream=False
+        Line.of(cfg),
+        tree,
+        related=False,
+        timeout=4,
+        out_dir=tmp_path / "r",
+        stream=False,
     )
     assert time.monotonic() - start < 60
     assert result.red.run.timed_out and result.red.report is None
@@ -307,7 +313,7 @@ def test_unknown_related_suite_is_a_user_error(
     cfg = project(tmp_path, toy_upstream, related_suites=("tests/nope.py",))
     tree = materialize(cfg)
     with pytest.raises(ForkkitError, match=r"tests/nope.py.*fix the path"):
-        prove(cfg, tree, out_dir=tmp_path / "r")
+        prove(Line.of(cfg), tree, out_dir=tmp_path / "r")
     env = {**os.environ, "PYTHONPATH": SRC}
     proc = subprocess.run(
         [sys.executable, "-m", "forkkit", "--config", str(cfg.path), "red-green"],
@@ -324,13 +330,13 @@ def test_dirty_fork_tree_is_refused(toy_project: ForkConfig, tmp_path: Path) -> 
     """Refused in one line, before the report folder is touched: the last
     good report stays (#44)."""
     tree = materialize(toy_project)
-    assert prove(toy_project, tree, out_dir=tmp_path / "r", stream=False).valid
+    assert prove(Line.of(toy_project), tree, out_dir=tmp_path / "r", stream=False).valid
     good = (tmp_path / "r" / "red_green.json").read_bytes()
     (tree.path / "toy/calc.py").write_text("broken = True\n")
     for n in range(4):
         (tree.path / f"notes{n}.txt").write_text("mine\n")
     with pytest.raises(ForkkitError) as err:
-        prove(toy_project, tree, out_dir=tmp_path / "r")
+        prove(Line.of(toy_project), tree, out_dir=tmp_path / "r")
     msg = str(err.value)
     assert "uncommitted changes in the fork tree (5 file(s): notes0.txt, " in msg
     assert "and 2 more); red-green tests committed trees only" in msg
@@ -360,13 +366,15 @@ def test_untracked_file_that_changes_green_is_refused(
 ) -> None:
     cfg = project(tmp_path, toy_upstream, changes=WRONG_FIX)
     tree = materialize(cfg)
-    honest = prove(cfg, tree, related=False, out_dir=tmp_path / "h", stream=False)
+    honest = prove(
+        Line.of(cfg), tree, related=False, out_dir=tmp_path / "h", stream=False
+    )
     assert not honest.valid
     assert honest.classification.ids("FAIL_TO_FAIL") == [FIX_ID]
     (tree.path / "tests/conftest.py").write_text(CHEAT_CONFTEST)
     out = tmp_path / "r"
     with pytest.raises(ForkkitError) as err:
-        prove(cfg, tree, related=False, out_dir=out, stream=False)
+        prove(Line.of(cfg), tree, related=False, out_dir=out, stream=False)
     msg = str(err.value)
     assert msg.startswith(f"{tree.path}: uncommitted changes in the fork tree")
     assert "(1 file(s): tests/conftest.py)" in msg
@@ -405,7 +413,9 @@ def test_ignored_files_python_can_load_never_reach_a_run(
     assert list((tree.path / "toy/__pycache__").glob("calc.*.pyc"))
     (tree.path / "sitecustomize.py").write_text(CHEAT_CONFTEST)
     assert tree.repo.dirty() == []  # git sees nothing
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    result = prove(
+        Line.of(cfg), tree, related=False, out_dir=tmp_path / "r", stream=False
+    )
     assert not result.valid
     assert result.classification.ids("FAIL_TO_FAIL") == [FIX_ID]  # the truth
     assert (tree.path / "sitecustomize.py").is_file()  # the user's files stay
@@ -421,7 +431,9 @@ def test_tests_writing_into_the_fork_tree_make_the_proof_invalid(
     ]
     cfg = project(tmp_path, toy_upstream, changes=changes)
     tree = materialize(cfg)
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    result = prove(
+        Line.of(cfg), tree, related=False, out_dir=tmp_path / "r", stream=False
+    )
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert not result.valid
     assert any(
@@ -436,11 +448,13 @@ def test_failed_run_replaces_the_previous_valid_report(
 ) -> None:
     tree = materialize(toy_project)
     out = tmp_path / "r"
-    assert prove(toy_project, tree, related=False, out_dir=out, stream=False).valid
+    assert prove(
+        Line.of(toy_project), tree, related=False, out_dir=out, stream=False
+    ).valid
     assert json.loads((out / "red_green.json").read_text())["valid"] is True
     with pytest.raises(ForkkitError, match="unrecognized arguments: --bogus-opt"):
         prove(
-            toy_project,
+            Line.of(toy_project),
             tree,
             related=False,
             pytest_args=["--bogus-opt"],
@@ -454,7 +468,7 @@ def test_failed_run_replaces_the_previous_valid_report(
     assert "--bogus-opt" in (out / "red_green_red.log").read_text()
     # Without --out: a fresh folder published as <workdir>/reports/red_green/ID.
     published = toy_project.work.report_dir("red_green") / "toy-fix"
-    result = prove(toy_project, tree, related=False, stream=False)
+    result = prove(Line.of(toy_project), tree, related=False, stream=False)
     assert result.out_dir == published
     assert json.loads((published / "red_green.json").read_text())["valid"] is True
     assert not list(published.parent.glob(".*.run-*"))  # no staging left
@@ -486,7 +500,7 @@ def test_concurrent_runs_read_only_their_own_junit(
             assert time.monotonic() < deadline, "red never started"
             time.sleep(0.1)
         b_tree = materialize(toy_project, dest=tmp_path / "fork-b")
-        b = prove(toy_project, b_tree, related=False, stream=False)
+        b = prove(Line.of(toy_project), b_tree, related=False, stream=False)
         assert b.valid, b.problems
         pid = int(mark.read_text().split(" ", 1)[0])
         os.kill(pid, signal.SIGKILL)  # A's red dies before writing its JUnit
@@ -506,7 +520,7 @@ def test_out_folder_with_foreign_files_is_refused(
     out.mkdir()
     (out / "thesis.tex").write_text("keep me\n")
     with pytest.raises(ForkkitError, match=r"mine: holds 1 file\(s\) forkkit did not"):
-        prove(toy_project, tree, out_dir=out, stream=False)
+        prove(Line.of(toy_project), tree, out_dir=out, stream=False)
     assert [p.name for p in out.iterdir()] == ["thesis.tex"]
 
 
@@ -646,7 +660,9 @@ def test_sigkill_leftover_worktree_is_pruned_next_run(
     # The fork tree itself was never touched, even by a SIGKILL.
     assert tree.repo.dirty() == []
     assert (tree.path / "toy/calc.py").read_text() == FIXED_CALC
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    result = prove(
+        Line.of(cfg), tree, related=False, out_dir=tmp_path / "r", stream=False
+    )
     assert result.valid, result.problems
     assert not Path(cwd).exists()
     assert_fork_intact(tree)
@@ -659,7 +675,9 @@ def test_a_stale_worktree_goes_even_when_every_run_is_cached(
     """Issue 25, 7: a killed run's scratch worktree was pruned only when a
     new one was made; a rerun served from the result cache left it."""
     tree = materialize(toy_project)
-    prove(toy_project, tree, related=False, out_dir=tmp_path / "a", stream=False)
+    prove(
+        Line.of(toy_project), tree, related=False, out_dir=tmp_path / "a", stream=False
+    )
     dead = dead_pid()
     stale = scratch_root(tree.path) / f"{tree.path.name}-red_green_red-{dead}"
     stale.parent.mkdir(exist_ok=True)
@@ -678,7 +696,7 @@ def test_a_stale_worktree_goes_even_when_every_run_is_cached(
         check=True,
     )
     again = prove(
-        toy_project, tree, related=False, out_dir=tmp_path / "b", stream=False
+        Line.of(toy_project), tree, related=False, out_dir=tmp_path / "b", stream=False
     )
     assert again.red.cached and again.green.cached
     assert not stale.exists()
@@ -704,7 +722,9 @@ def test_a_pytest_config_above_the_fork_tree_changes_nothing(
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", sys.executable)
     cfg = project(outer, toy_upstream)
     tree = materialize(cfg)
-    result = prove(cfg, tree, related=False, out_dir=tmp_path / "r", stream=False)
+    result = prove(
+        Line.of(cfg), tree, related=False, out_dir=tmp_path / "r", stream=False
+    )
     assert result.valid, result.problems
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
 
@@ -759,5 +779,10 @@ def test_pytest_usage_error_is_a_user_error(
 ) -> None:
     tree = materialize(toy_project)
     with pytest.raises(ForkkitError, match="unrecognized arguments: --bogus-opt"):
-        prove(toy_project, tree, pytest_args=["--bogus-opt"], out_dir=tmp_path / "r")
+        prove(
+            Line.of(toy_project),
+            tree,
+            pytest_args=["--bogus-opt"],
+            out_dir=tmp_path / "r",
+        )
     assert_fork_intact(tree)

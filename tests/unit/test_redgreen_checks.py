@@ -12,6 +12,7 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.services.proof.checks import repeat_orders
 from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.render import render_markdown
@@ -72,7 +73,9 @@ def test_repeat_really_runs_in_other_orders(
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": ORDER_TEST})
     tree = materialize(cfg)
     checks = ProofChecks(repeat=2, seed=7)
-    result = prove(cfg, tree, related=False, out_dir=out, stream=False, checks=checks)
+    result = prove(
+        Line.of(cfg), tree, related=False, out_dir=out, stream=False, checks=checks
+    )
     assert result.valid, result.problems
     rep = result.repeat
     assert rep is not None and rep.orders == ("reversed", "random:7")
@@ -89,7 +92,9 @@ def test_repeat_really_runs_in_other_orders(
     }
     assert "### Flake check (`--repeat 2`, seed 7)" in render_markdown(result)
     # Again: red and green come from the result cache, the repeats never do.
-    again = prove(cfg, tree, related=False, out_dir=out, stream=False, checks=checks)
+    again = prove(
+        Line.of(cfg), tree, related=False, out_dir=out, stream=False, checks=checks
+    )
     assert again.red.cached and again.green.cached
     assert again.repeat is not None
     assert not any(r.cached for r in again.repeat.runs)
@@ -108,7 +113,12 @@ def test_flaky_test_makes_the_proof_invalid(
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": FLAKY_TEST})
     checks = ProofChecks(repeat=2)
     result = prove(
-        cfg, materialize(cfg), related=False, out_dir=out, stream=False, checks=checks
+        Line.of(cfg),
+        materialize(cfg),
+        related=False,
+        out_dir=out,
+        stream=False,
+        checks=checks,
     )
     assert not result.valid
     assert result.repeat is not None
@@ -157,7 +167,7 @@ def test_hunk_matrix(
     tree = materialize(cfg)
     checks = ProofChecks(hunks=True)
     result = prove(
-        cfg,
+        Line.of(cfg),
         tree,
         related=False,
         out_dir=out,
@@ -190,7 +200,9 @@ def test_hunk_matrix(
     }
     # --strict-hunks: the untested hunk makes the proof invalid; runs cached.
     strict = ProofChecks(hunks=True, strict_hunks=True)
-    again = prove(cfg, tree, related=False, out_dir=out, stream=False, checks=strict)
+    again = prove(
+        Line.of(cfg), tree, related=False, out_dir=out, stream=False, checks=strict
+    )
     assert not again.valid
     assert any("1 untested runtime hunk(s)" in p for p in again.problems)
     assert again.hunks is not None and all(c.cached for c in again.hunks)

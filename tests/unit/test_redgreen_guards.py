@@ -13,6 +13,7 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove
@@ -82,7 +83,9 @@ def test_unresolved_fail_to_pass_is_invalid(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": UNRESOLVED_TEST})
-    result = prove(cfg, materialize(cfg), related=False, out_dir=out, stream=False)
+    result = prove(
+        Line.of(cfg), materialize(cfg), related=False, out_dir=out, stream=False
+    )
     assert not result.valid
     problem = next(p for p in result.problems if "not resolved" in p)
     for name in ("test_skips_on_fix", "test_xfails_on_fix", "test_xpasses_on_fix"):
@@ -105,7 +108,9 @@ def test_exit_code_that_contradicts_junit_is_invalid(
 ) -> None:
     tests = {"tests/test_fix.py": FIX_TEST, "tests/conftest.py": LYING_CONFTEST}
     cfg, out = fork(tmp_path, toy_upstream, tests)
-    result = prove(cfg, materialize(cfg), related=False, out_dir=out, stream=False)
+    result = prove(
+        Line.of(cfg), materialize(cfg), related=False, out_dir=out, stream=False
+    )
     assert not result.valid
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert any(
@@ -126,7 +131,7 @@ def test_setup_error_on_red_is_the_wrong_reason(
 ) -> None:
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": SETUP_ERROR_TEST})
     tree = materialize(cfg)
-    result = prove(cfg, tree, related=False, out_dir=out, stream=False)
+    result = prove(Line.of(cfg), tree, related=False, out_dir=out, stream=False)
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert not result.valid
     problem = next(p for p in result.problems if "wrong reason" in p)
@@ -140,7 +145,9 @@ def test_allow_wrong_reason_keeps_the_finding_as_a_warning(
     cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": SETUP_ERROR_TEST})
     tree = materialize(cfg)
     checks = ProofChecks(allow_wrong_reason=True)
-    result = prove(cfg, tree, related=False, out_dir=out, stream=False, checks=checks)
+    result = prove(
+        Line.of(cfg), tree, related=False, out_dir=out, stream=False, checks=checks
+    )
     assert result.valid, result.problems
     data = json.loads((out / "red_green.json").read_text())
     [guard] = data["guards"]

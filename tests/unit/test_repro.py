@@ -19,6 +19,7 @@ from forkkit.commands.repro import cli as repro_cli
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.output.report import dump_json
 from forkkit.services.repro import run as repro
 from forkkit.services.repro.doc import ReproDoc, repro_doc
@@ -311,7 +312,11 @@ def test_base_runs_with_base_runtime_and_leaves_no_worktree(
     opts = ReproOptions(prompt_lens=(16000, 100), kinds=("identical",))
     out = tmp_path / "reports"
     result = reproduce(
-        toy_project, tree, opts, out_dir=out, runner=_runner(tmp_path, opts, gpu)
+        Line.of(toy_project),
+        tree,
+        opts,
+        out_dir=out,
+        runner=_runner(tmp_path, opts, gpu),
     )
     got = [(c.prompt_len, c.base_cached, c.fix_cached) for c in result.comparisons]
     assert got == [(16000, 15999, 16000), (100, 99, 100)]
@@ -351,7 +356,11 @@ def test_failing_script_is_one_line_error(
     )
     with pytest.raises(ForkkitError) as err:
         reproduce(
-            toy_project, tree, ReproOptions(), out_dir=tmp_path / "r", runner=runner
+            Line.of(toy_project),
+            tree,
+            ReproOptions(),
+            out_dir=tmp_path / "r",
+            runner=runner,
         )
     msg = str(err.value)
     assert "fix reproduction failed (exit 3: vllm exploded)" in msg and "\n" not in msg
@@ -367,7 +376,11 @@ def test_untracked_file_in_the_fork_tree_is_refused(
     out = tmp_path / "r"
     with pytest.raises(ForkkitError) as err:
         reproduce(
-            toy_project, tree, opts, out_dir=out, runner=_runner(tmp_path, opts, False)
+            Line.of(toy_project),
+            tree,
+            opts,
+            out_dir=out,
+            runner=_runner(tmp_path, opts, False),
         )
     msg = str(err.value)
     assert "uncommitted changes in the fork tree (1 file(s): toy/fast_calc.py)" in msg
@@ -383,7 +396,11 @@ def test_failed_run_replaces_the_previous_report(
     opts = ReproOptions(prompt_lens=(100,), kinds=("identical",))
     out = tmp_path / "r"
     reproduce(
-        toy_project, tree, opts, out_dir=out, runner=_runner(tmp_path, opts, False)
+        Line.of(toy_project),
+        tree,
+        opts,
+        out_dir=out,
+        runner=_runner(tmp_path, opts, False),
     )
     assert (out / "repro-base.script.json").exists()
     bad = tmp_path / "bad.py"
@@ -391,7 +408,7 @@ def test_failed_run_replaces_the_previous_report(
     env = testenv.TestEnv(Path(sys.executable), {}, "t")
     runner = Runner(Path(sys.executable), bad, (), False, env)
     with pytest.raises(ForkkitError, match="fix reproduction failed"):
-        reproduce(toy_project, tree, opts, out_dir=out, runner=runner)
+        reproduce(Line.of(toy_project), tree, opts, out_dir=out, runner=runner)
     assert not (out / "repro-base.script.json").exists()
     assert not (out / "repro.json").exists()
     assert "this run did not finish" in (out / "FAILED.txt").read_text()

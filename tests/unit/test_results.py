@@ -15,6 +15,7 @@ import pytest
 
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.services.proof.run import prove
 from forkkit.services.rebase.run import Options, rebase, resolve_target
 from forkkit.services.reconcile.run import reconcile
@@ -266,7 +267,7 @@ def test_fix_runs_once_with_related_suites(
 ) -> None:
     tree = materialize(toy_project)
     started = count_starts(monkeypatch)
-    result = prove(toy_project, tree, out_dir=tmp_path / "r", stream=False)
+    result = prove(Line.of(toy_project), tree, out_dir=tmp_path / "r", stream=False)
     assert result.valid, result.problems
     # red and green: the same invocation of the focused tests; then the
     # related suites, a run of their own (#44)
@@ -295,7 +296,7 @@ def test_classification_is_the_same_with_and_without_related(
     docs = []
     for related, out in ((True, "a"), (False, "b")):
         prove(
-            cfg,
+            Line.of(cfg),
             tree,
             tests=list(FOCUSED),
             related=related,
@@ -318,10 +319,10 @@ def test_rerun_with_nothing_changed_is_cached(
     toy_project: ForkConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tree = materialize(toy_project)
-    first = prove(toy_project, tree, out_dir=tmp_path / "a", stream=False)
+    first = prove(Line.of(toy_project), tree, out_dir=tmp_path / "a", stream=False)
     assert first.valid and not first.red.cached and not first.green.cached
     started = count_starts(monkeypatch)
-    again = prove(toy_project, tree, out_dir=tmp_path / "b", stream=False)
+    again = prove(Line.of(toy_project), tree, out_dir=tmp_path / "b", stream=False)
     assert started == []  # nothing ran
     assert again.valid and again.red.cached and again.green.cached
     assert again.related is not None and again.related.cached
@@ -334,7 +335,9 @@ def test_rerun_with_nothing_changed_is_cached(
     assert "cached" in (tmp_path / "b" / "red_green.md").read_text()
     assert (tmp_path / "b" / "red_green_red.xml").is_file()
     assert (tmp_path / "b" / "red_green_red.log").is_file()
-    fresh = prove(toy_project, tree, out_dir=tmp_path / "c", stream=False, fresh=True)
+    fresh = prove(
+        Line.of(toy_project), tree, out_dir=tmp_path / "c", stream=False, fresh=True
+    )
     assert len(started) == 3 and not fresh.red.cached and not fresh.green.cached
     assert fresh.related is not None and not fresh.related.cached
 
@@ -345,13 +348,15 @@ def test_cache_misses_when_deselect_or_targets_change(
 ) -> None:
     tree = materialize(toy_project)
     env = testenv.TestEnv(python=Path(sys.executable), env={}, key="toy")
-    prove(toy_project, tree, env=env, out_dir=tmp_path / "a", stream=False)
+    prove(Line.of(toy_project), tree, env=env, out_dir=tmp_path / "a", stream=False)
     other = dataclasses.replace(env, deselect=("tests/test_other.py::test_name",))
-    r = prove(toy_project, tree, env=other, out_dir=tmp_path / "b", stream=False)
+    r = prove(
+        Line.of(toy_project), tree, env=other, out_dir=tmp_path / "b", stream=False
+    )
     assert not r.red.cached and r.related is not None and not r.related.cached
     assert r.related.counts()["passed"] == 2
     r = prove(
-        toy_project,
+        Line.of(toy_project),
         tree,
         env=env,
         tests=["tests/test_fix.py::test_limit_reaches_n"],
@@ -384,12 +389,12 @@ def test_rebase_reuses_runs_from_the_result_cache(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_FIXED_BY_DECORATOR}))
-    target = resolve_target(toy_project, "toy==1.1")
-    first = rebase(toy_project, target, Options(red_green=False))
+    target = resolve_target(Line.of(toy_project), "toy==1.1")
+    first = rebase(Line.of(toy_project), target, Options(red_green=False))
     assert list(toy_project.work.results.glob("*/*/junit.xml"))
     capfd.readouterr()
     started = count_starts(monkeypatch)
-    again = rebase(toy_project, target, Options(red_green=False))
+    again = rebase(Line.of(toy_project), target, Options(red_green=False))
     assert started == [] and "(cached: same tree" in capfd.readouterr().err
     assert [p.status for p in again.patches] == [p.status for p in first.patches]
 
@@ -405,13 +410,13 @@ def test_reconcile_stores_its_runs_in_the_result_cache(
     ours = [("[Bugfix] limit reaches n", RECON_OURS)]
     cfg = make_project(tmp_path / "project", up, "1.0", ours)
     patch = write_patch(RECON_BASE, RECON_DISJOINT, tmp_path / "greet.patch")
-    reconcile(cfg, str(patch))
+    reconcile(Line.of(cfg), str(patch))
     stored = list(cfg.work.results.glob("*/*/run.json"))
     # the one result cache, not the old reconcile/runs folder of its own
     assert stored and not (cfg.workdir / "reconcile" / "runs").exists()
     meta = json.loads(stored[0].read_text())
     assert "--continue-on-collection-errors" in meta["key"]["pytest_args"]
-    again = reconcile(cfg, str(patch))[0]
+    again = reconcile(Line.of(cfg), str(patch))[0]
     assert all(c.cached for c in again.cells.values() if c.status == "ran")
 
 

@@ -14,6 +14,7 @@ import pytest
 from forkkit.config import ForkConfig, load_config
 from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.services.proof.packed import packable_args
 from forkkit.services.proof.run import project_timings, prove
 from forkkit.testing.forkruns import SuiteRun
@@ -125,14 +126,14 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     other: the same classification and the same outcome of every test as
     one whole run, and an unchanged rerun comes whole from the cache."""
     tree = materialize(toy_project)
-    whole = prove(toy_project, tree, out_dir=tmp_path / "whole", fresh=True)
+    whole = prove(Line.of(toy_project), tree, out_dir=tmp_path / "whole", fresh=True)
     # the pair (two runs of the fix's file) on the first core, test_other.py
     # on the second
-    timings = project_timings(toy_project, tree)
+    timings = project_timings(Line.of(toy_project), tree)
     timings.path.unlink()
     timings.update({"tests/test_fix.py": 1.0, "tests/test_other.py": 10.0})
     out = tmp_path / "packed"
-    packed = prove(toy_project, tree, out_dir=out, fresh=True, parallel=True)
+    packed = prove(Line.of(toy_project), tree, out_dir=out, fresh=True, parallel=True)
     assert (out / "red_green_related-1.xml").is_file()
     assert (out / "red_green_related-2.xml").is_file()
     # the shard runs the fix (HEAD) in a checkout of its own; the fix's green
@@ -151,11 +152,11 @@ def test_a_packed_proof_classifies_as_the_whole_run(
     assert {t: o.outcome for t, o in packed.related.report.tests.items()} == {
         t: o.outcome for t, o in whole.related.report.tests.items()
     }
-    again = prove(toy_project, tree, out_dir=tmp_path / "again", parallel=True)
+    again = prove(Line.of(toy_project), tree, out_dir=tmp_path / "again", parallel=True)
     assert again.related is not None and again.related.cached and again.red.cached
     assert not (tmp_path / "again" / "red_green_related-1.xml").exists()
-    assert project_timings(toy_project, tree).load()
-    assert project_timings(toy_project, tree).path.name == "toy_1.0.json"
+    assert project_timings(Line.of(toy_project), tree).load()
+    assert project_timings(Line.of(toy_project), tree).path.name == "toy_1.0.json"
 
 
 def test_measured_times_override_the_committed_seed(tmp_path: Path) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.commands.watch.model import EXITS, PASSING
 from forkkit.output.verdicts import ERROR_EXIT, SIGNAL_EXIT, ExitTable
+from forkkit.services.watch.model import EXITS, PASSING
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,6 +19,7 @@ from forkkit.commands.verify.model import (
 from forkkit.commands.verify.run import _current
 from forkkit.config import ForkConfig
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.output.report import PROOF
 from forkkit.services.proof.doc import (
     HunkDoc,
@@ -34,7 +35,7 @@ F2P = "tests/test_fix.py::test_limit_reaches_n"
 
 
 def _report(cfg: ForkConfig, tmp_path: Path) -> Path:
-    prove(cfg, materialize(cfg), out_dir=tmp_path / "rg", stream=False)
+    prove(Line.of(cfg), materialize(cfg), out_dir=tmp_path / "rg", stream=False)
     return tmp_path / "rg" / "red_green.json"
 
 

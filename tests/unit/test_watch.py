@@ -17,13 +17,14 @@ from typing import Any
 import pytest
 
 from forkkit.cli import main
-from forkkit.commands.watch.audit import row_key
-from forkkit.commands.watch.history import History, HistoryCell, HistoryRow
-from forkkit.commands.watch.render_history import render_history
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.line import Line
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.run import resolve_target
+from forkkit.services.watch.audit import row_key
+from forkkit.services.watch.history import History, HistoryCell, HistoryRow
+from forkkit.services.watch.render_history import render_history
 from forkkit.upstream.index import sdist_versions
 from forkkit.upstream.release import newer_releases
 from forkkit.vcs import RefUpdate, Repo, resolution
@@ -380,17 +381,19 @@ def test_the_row_key_covers_recorded_resolutions(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream
 ) -> None:
     toy_upstream.publish("1.1", CONFLICT)
-    target = resolve_target(toy_project, "toy==1.1")
-    before = row_key(toy_project, target, Options())
+    target = resolve_target(Line.of(toy_project), "toy==1.1")
+    before = row_key(Line.of(toy_project), target, Options())
     repo = Repo.init(toy_project.work.rebase_repo)
-    assert row_key(toy_project, target, Options()) == before  # none recorded yet
+    assert (
+        row_key(Line.of(toy_project), target, Options()) == before
+    )  # none recorded yet
     (repo.path / "f").write_text("x")
     with repo.scratch_index() as index:
         index.add_directory(repo.path)
         tree = index.write_tree()
     sha = repo.commit_tree(tree=tree, message="r\n")
     repo.update_refs([RefUpdate(resolution.RESOLVED_NS + "k", sha)])
-    assert row_key(toy_project, target, Options()) != before
+    assert row_key(Line.of(toy_project), target, Options()) != before
 
 
 def test_every_verdict_has_one_exit_code_and_its_help_line(
@@ -401,7 +404,7 @@ def test_every_verdict_has_one_exit_code_and_its_help_line(
     from typing import get_args
 
     from forkkit import cli
-    from forkkit.commands.watch.model import EXITS, Verdict
+    from forkkit.services.watch.model import EXITS, Verdict
 
     assert set(get_args(Verdict)) == set(EXITS.verdicts)
     assert [EXITS.code(v) for v in EXITS.verdicts] == [0, 10, 20, 30]

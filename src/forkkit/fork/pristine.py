@@ -18,7 +18,7 @@ from pathlib import Path
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
 from forkkit.output.progress import step
-from forkkit.pin import UpstreamSpec
+from forkkit.pin import GitPin, SdistPin, UpstreamSpec
 from forkkit.upstream.git import fetch_git_rev
 from forkkit.upstream.sdist import (
     EXTRACT_MANIFEST,
@@ -67,38 +67,66 @@ def resolved(repo: Repo, spec: UpstreamSpec) -> UpstreamSpec:
     """``spec`` with its git commit known: a revision given without one (a
     ``--rev`` on the command line) is fetched once and named by its commit,
     so a branch never stands for whatever it pointed at first."""
-    pin = spec.on_git
-    if pin is None or pin.commit:
-        return spec
-    commit = fetch_git_rev(repo, pin.url, pin.rev)
-    return replace(spec, git=replace(pin, commit=commit))
+    return spec.match(_Resolved(repo, spec))
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    repo: Repo
+    spec: UpstreamSpec
+
+    def sdist(self, pin: SdistPin) -> UpstreamSpec:
+        return self.spec  # a sha256 names its content already
+
+    def git(self, pin: GitPin) -> UpstreamSpec:
+        if pin.commit:
+            return self.spec
+        commit = fetch_git_rev(self.repo, pin.url, pin.rev)
+        return replace(self.spec, git=replace(pin, commit=commit))
+
+
+@dataclass(frozen=True)
+class _Made:
+    """A pristine tree written into the repository, and where it came from."""
+
+    tree: str
+    origin: str
+    upstream_commit: str = ""
+
+
+@dataclass(frozen=True)
+class _Make:
+    """Each kind of pin's pristine tree: a verified sdist's files, or a
+    fetched commit's tree."""
+
+    repo: Repo
+    spec: UpstreamSpec
+    work: Workdir
+
+    def sdist(self, pin: SdistPin) -> _Made:
+        spec, work = self.spec, self.work
+        archive = fetch_sdist(spec, work.sdist_cache)
+        src = extract_sdist(archive, work.upstream(spec.name, pin.version), pin.sha256)
+        with step(f"committing pristine {spec.label} ({archive.name})"):
+            tree = tree_of_directory(self.repo, src)
+        return _Made(tree, f"{archive.name} (sha256 {pin.sha256})")
+
+    def git(self, pin: GitPin) -> _Made:
+        commit = fetch_git_rev(self.repo, pin.url, pin.at)
+        if pin.commit and commit != pin.commit:
+            raise ForkkitError(
+                f"{pin.url}: fetching {pin.commit} gave {commit}; "
+                "check git_commit in fork.toml"
+            )
+        return _Made(self.repo.tree(commit), f"{pin.url} at {commit}", commit)
 
 
 def _new_commit(repo: Repo, *, spec: UpstreamSpec, work: Workdir) -> str:
-    upstream_commit: str | None = None
-    pin = spec.on_git
-    if pin is not None:
-        upstream_commit = fetch_git_rev(repo, pin.url, pin.at)
-        if pin.commit and upstream_commit != pin.commit:
-            raise ForkkitError(
-                f"{pin.url}: fetching {pin.commit} gave {upstream_commit}; "
-                "check git_commit in fork.toml"
-            )
-        tree = repo.tree(upstream_commit)
-        origin = f"{pin.url} at {upstream_commit}"
-    else:
-        release = spec.release
-        archive = fetch_sdist(spec, work.sdist_cache)
-        src = extract_sdist(
-            archive, work.upstream(spec.name, release.version), release.sha256
-        )
-        with step(f"committing pristine {spec.label} ({archive.name})"):
-            tree = tree_of_directory(repo, src)
-        origin = f"{archive.name} (sha256 {release.sha256})"
+    made = spec.match(_Make(repo, spec, work))
     msg = (
         f"Upstream {spec.label} (pristine)\n\n"
-        f"Pristine tree of {origin}.\n\n{_TRAILER}: {spec.ident}\n"
+        f"Pristine tree of {made.origin}.\n\n{_TRAILER}: {spec.ident}\n"
     )
-    if upstream_commit:
-        msg += f"{_COMMIT_TRAILER}: {upstream_commit}\n"
-    return repo.commit_tree(tree=tree, message=msg)
+    if made.upstream_commit:
+        msg += f"{_COMMIT_TRAILER}: {made.upstream_commit}\n"
+    return repo.commit_tree(tree=made.tree, message=msg)

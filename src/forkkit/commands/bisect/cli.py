@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from forkkit.config import ForkConfig
+from forkkit.line import Line
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import write_reports
 from forkkit.output.verdicts import ExitTable
@@ -108,7 +109,7 @@ def verdict_of(results: Sequence[BisectResult]) -> Verdict:
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Bisect into reports/bisect/; the verdict's line and exit code."""
     with cfg.work.report_folder(STEM) as folder:
-        results = bisect(cfg, req.opts)
+        results = bisect(Line.of(cfg), req.opts)
         text = render_all(results)
         write_reports(folder.path, STEM, markdown=text, report=bisect_doc(results))
     return Outcome(

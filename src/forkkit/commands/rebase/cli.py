@@ -9,6 +9,7 @@ from typing import Literal, assert_never
 
 from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig
+from forkkit.line import Line
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import write_reports
 from forkkit.output.verdicts import ExitTable
@@ -117,8 +118,11 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Rebase into reports/rebase/; 0 only when it rebased (and, with
     --apply, wrote the result)."""
     with cfg.work.report_folder(REPORT_STEM) as folder:
-        target = resolve_target(cfg, req.onto, onto_rev=req.onto_rev, sha256=req.sha256)
-        result = rebase(cfg, target, req.opts, reports=folder.path / "red-green")
+        line = Line.of(cfg)
+        target = resolve_target(
+            line, req.onto, onto_rev=req.onto_rev, sha256=req.sha256
+        )
+        result = rebase(line, target, req.opts, reports=folder.path / "red-green")
         markdown = render_markdown(result)
         write_reports(
             folder.path, REPORT_STEM, markdown=markdown, report=rebase_doc(result)

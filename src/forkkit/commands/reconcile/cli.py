@@ -10,6 +10,7 @@ from typing import Literal, assert_never
 
 from forkkit.cliopts import add_pytest_args_option
 from forkkit.config import ForkConfig
+from forkkit.line import Line
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.verdicts import ExitTable
 from forkkit.pin import check_git_rev
@@ -137,7 +138,7 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Reconcile; the report, and how much of it was measured
     (:class:`~forkkit.services.reconcile.model.Measurement`, named in the
     report and on the last line: :func:`verdict_of`)."""
-    result, md, _ = reconcile(cfg, req.with_ref, req.opts)
+    result, md, _ = reconcile(Line.of(cfg), req.with_ref, req.opts)
     markdown = md.read_text()
     measurement = result.measurement
     return Outcome(

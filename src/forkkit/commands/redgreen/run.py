@@ -14,8 +14,9 @@ from pathlib import Path
 from forkkit.commands.redgreen.model import Request
 from forkkit.config import ForkConfig, every_line
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import FixSet, load_fixes
+from forkkit.fork.fixes import FixSet
 from forkkit.fork.tree import ForkTree, materialize
+from forkkit.line import Line
 from forkkit.output.report import LINES, write_reports
 from forkkit.patches.fixes import Fix
 from forkkit.process import end_children
@@ -66,7 +67,8 @@ def _chosen(fixes: FixSet, req: Request) -> tuple[Fix, ...]:
 
 def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     """Every fix of ``cfg``'s line proven alone (or ``--fix``'s)."""
-    fixes = load_fixes(cfg)
+    line = Line.of(cfg)
+    fixes = line.fixes
     chosen = _chosen(fixes, req)
     prewarm(cfg, req.dest or cfg.work.fork)  # the venv's digest, meanwhile
     tree = materialize(cfg, dest=req.dest)
@@ -84,14 +86,14 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
         how = Ahead(
             env=ensure_testenv(cfg, tree.path),
             cache=cache,
-            timings=project_timings(cfg, tree),
+            timings=project_timings(line, tree),
             pytest_args=tuple(req.pytest_args),
             timeout=req.timeout,
             related=req.related,
             base=base,
             may_pack=parallel,
         )
-        nothing_runs = run_ahead(cfg, tree, fixes=fixes, chosen=chosen, how=how)
+        nothing_runs = run_ahead(line, tree, fixes=fixes, chosen=chosen, how=how)
 
     ahead_or_none = None if req.tests or req.parallel == "off" else ahead
     checks = req.checks  # the hunk matrix and repeats run beyond the ahead's
@@ -99,7 +101,7 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
 
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
         return prove(
-            cfg,
+            line,
             tree,
             tests=list(req.tests) if req.tests else None,
             pytest_args=req.pytest_args,
@@ -118,10 +120,10 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     with clean_once():  # the fork tree's uncommitted-changes check, once
         if req.fix is not None:  # that fix's report alone is replaced
             return prove_one_fix(
-                cfg, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
+                line, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
             )
         return prove_fixes(
-            cfg, chosen, out=req.out, prove_one=prove_one, ahead=ahead_or_none
+            line, chosen, out=req.out, prove_one=prove_one, ahead=ahead_or_none
         )
 
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from forkkit.cliopts import add_dest_option, add_upstream_options
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.line import Line
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.verdicts import ExitTable
 from forkkit.services.repro.model import (
@@ -150,7 +151,7 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
 
     tree = materialize(cfg, dest=req.dest)
     result = reproduce(
-        cfg, tree, req.opts, out_dir=req.out, gpu=req.gpu, timeout=req.timeout
+        Line.of(cfg), tree, req.opts, out_dir=req.out, gpu=req.gpu, timeout=req.timeout
     )
     verdict = verdict_of(result)
     if result.fix.skipped:

@@ -31,6 +31,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import SERIES_ID, load_fixes
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import ForkTree, materialize
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.run import prove, resolve_parallel
@@ -113,7 +114,7 @@ def verify(
         )
     say(f"replaying {report}: {len(spec.tests)} target(s), nothing from the cache")
     result = prove(
-        cfg,
+        Line.of(cfg),
         tree,
         tests=list(spec.tests),
         pytest_args=spec.pytest_args,

@@ -1,2 +1,2 @@
 # SPDX-License-Identifier: Apache-2.0
-"""watch."""
+"""``forkkit watch``: the command (the service is :mod:`forkkit.services.watch`)."""

@@ -7,13 +7,14 @@ import argparse
 from dataclasses import dataclass
 
 from forkkit.cliopts import add_proof_options
-from forkkit.commands.watch.doc import watch_doc
-from forkkit.commands.watch.model import EXITS, REPORT_STEM, WatchOptions
-from forkkit.commands.watch.render import render_markdown
-from forkkit.commands.watch.run import watch
 from forkkit.config import ForkConfig
+from forkkit.line import Line
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import write_reports
+from forkkit.services.watch.doc import watch_doc
+from forkkit.services.watch.model import EXITS, REPORT_STEM, WatchOptions
+from forkkit.services.watch.render import render_markdown
+from forkkit.services.watch.run import watch
 
 # --help: after the exit codes (forkkit.cli adds them from EXITS)
 _EPILOG = """\
@@ -76,7 +77,7 @@ def request(args: argparse.Namespace) -> Request:
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Watch into reports/watch/; the verdict's line and exit code."""
     with cfg.work.report_folder(REPORT_STEM) as folder:
-        result = watch(cfg, req.opts, folder=folder.path)
+        result = watch(Line.of(cfg), req.opts, folder=folder.path)
         text = render_markdown(result)
         write_reports(folder.path, REPORT_STEM, markdown=text, report=watch_doc(result))
     return Outcome(

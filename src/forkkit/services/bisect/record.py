@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from forkkit import txn
-from forkkit.config import ForkConfig
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.retired import (
     RETIRED_FILE,
@@ -55,13 +55,13 @@ def _updated(
 
 
 def record_answers(
-    cfg: ForkConfig, results: Sequence[BisectResult], *, held: Path
+    line: Line, results: Sequence[BisectResult], *, held: Path
 ) -> tuple[BisectResult, ...]:
     """Rewrite ``applied_upstream`` of each fix whose record differs from
-    what was measured, in ``cfg``'s ``patches/retired.toml``; the results as
+    what was measured, in ``line``'s ``patches/retired.toml``; the results as
     recorded. ``held``: the checkout whose write lock the command holds
     already (another one's is taken here)."""
-    path = cfg.patches_dir / RETIRED_FILE
+    path = line.patches_dir / RETIRED_FILE
     measured = {r.fix: r for r in results if r.found}
     fresh = {k: r for k, r in measured.items() if not r.agrees}
     if not measured or not path.is_file():
@@ -71,10 +71,10 @@ def record_answers(
     if new == entries:
         return tuple(results)
     with ExitStack() as stack:
-        if cfg.root != held:
-            stack.enter_context(txn.checkout_lock(cfg.root))
-            txn.recover(cfg.root)
-        change = txn.FileTransaction(cfg.root)
+        if line.root != held:
+            stack.enter_context(txn.checkout_lock(line.root))
+            txn.recover(line.root)
+        change = txn.FileTransaction(line.root)
         change.write(path, render_retired(new))
         change.commit()
     for old, e in zip(entries, new, strict=True):

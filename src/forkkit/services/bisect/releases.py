@@ -11,9 +11,9 @@ as ``applied_upstream``.
 
 from __future__ import annotations
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.pristine import pristine_commit
+from forkkit.line import Line
 from forkkit.output.progress import step
 from forkkit.upstream.index import sdist_versions
 from forkkit.upstream.release import newer_releases, release_version
@@ -21,12 +21,10 @@ from forkkit.upstream.trust import trusted_sdist
 from forkkit.vcs import Repo
 
 
-def release_chain(
-    cfg: ForkConfig, repo: Repo, *, until: str
-) -> tuple[str, str, list[str]]:
+def release_chain(line: Line, repo: Repo, *, until: str) -> tuple[str, str, list[str]]:
     """The pin's commit, the last release's, and one commit per release after
     the pin up to ``until`` (oldest first), made in ``repo``."""
-    up = cfg.upstream
+    up = line.upstream
     pin = up.release.version
     last = release_version(until, name=up.name, option="--until", bare=True)
     if not newer_releases([last], pin):
@@ -38,7 +36,7 @@ def release_chain(
     if last not in listed:
         raise ForkkitError(f"--until {until}: no sdist of it on {up.index_url}")
     chain = [v for v in reversed(listed) if not newer_releases([v], last)]
-    prev = pristine_commit(repo, spec=up, work=cfg.work).commit
+    prev = pristine_commit(repo, spec=up, work=line.work).commit
     good, commits = prev, []
     for version in chain:
         sdist = trusted_sdist(
@@ -47,7 +45,7 @@ def release_chain(
             pin_hint=f"forkkit bisect --until {up.name}=={version} (pin it first)",
             tofu_note="a bisection over releases",
         )
-        made = pristine_commit(repo, spec=sdist.spec, work=cfg.work).commit
+        made = pristine_commit(repo, spec=sdist.spec, work=line.work).commit
         prev = repo.commit_tree(
             tree=repo.tree(made),
             message=f"{up.name} {version}\n\nRelease {version}: {sdist.trust}\n",

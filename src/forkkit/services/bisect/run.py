@@ -19,18 +19,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.config import ForkConfig, load_config
+from forkkit.config import load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import (
     FixSet,
     focused_targets,
-    load_fixes,
     red_commit,
     runtime_diffs,
     test_diffs,
 )
 from forkkit.fork.state import ForkTree
 from forkkit.fork.tree import materialize
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE, parse_retired
@@ -201,19 +201,19 @@ class _Span:
     releases: bool
 
 
-def _commits(cfg: ForkConfig, repo: Repo, opts: BisectOptions) -> _Span:
+def _commits(line: Line, repo: Repo, opts: BisectOptions) -> _Span:
     """The range every fix is searched over: the releases after the pin on
     the index (``--until``), or the line's git upstream (``--good/--bad``)."""
     if opts.until:
-        good, bad, commits = release_chain(cfg, repo, until=opts.until)
-        where = f"the releases on {public_url(cfg.upstream.index_url)}"
+        good, bad, commits = release_chain(line, repo, until=opts.until)
+        where = f"the releases on {public_url(line.upstream.index_url)}"
         return _Span(
             good=good, bad=bad, commits=tuple(commits), where=where, releases=True
         )
-    git = cfg.upstream.commit_pin
+    git = line.upstream.commit_pin
     if not git.url:
         raise ForkkitError(
-            f"{cfg.path.name} [upstream]: no git_url to bisect; set it, or "
+            f"{line.path.name} [upstream]: no git_url to bisect; set it, or "
             "bisect over releases (--until NAME==VERSION)"
         )
     good, bad, commits = _range(repo, git, opts)
@@ -231,7 +231,7 @@ class _Bisection:
     """What the fixes of one bisection share: the fork, its range, the other
     line's tests, the records and the bench the proofs run on."""
 
-    cfg: ForkConfig
+    line: Line
     opts: BisectOptions
     tree: ForkTree
     fixes: FixSet
@@ -250,7 +250,7 @@ class _Bisection:
         if self.current is not None:
             line_tree, line_fixes = self.current
             theirs = line_fixes.get(fix.id)
-            label = _shown(self.cfg, self.opts.tests_from)
+            label = _shown(self.line, self.opts.tests_from)
             texts.append(
                 _text(
                     line_tree, line_fixes, theirs, f2p=f2p, targets=targets, label=label
@@ -279,27 +279,27 @@ class _Bisection:
             steps=found.steps,
             first=first,
             unmeasured=tuple(by_commit[span.commits[i]] for i in found.unmeasured),
-            tests_from=_shown(self.cfg, self.opts.tests_from),
+            tests_from=_shown(self.line, self.opts.tests_from),
             recorded=self.recorded.get(fix.id, ""),
         )
 
 
-def bisect(cfg: ForkConfig, opts: BisectOptions) -> tuple[BisectResult, ...]:
+def bisect(line: Line, opts: BisectOptions) -> tuple[BisectResult, ...]:
     """``opts.fix``, or every fix of the series, each bisected alone over the
     same range; with ``opts.record``, the answers go into the records."""
-    tree = materialize(cfg)
-    fixes = load_fixes(cfg)
+    tree = materialize(line.config)
+    fixes = line.fixes
     chosen = (fixes.get(opts.fix),) if opts.fix else fixes.pick(None)
-    span = _commits(cfg, tree.repo, opts)
+    span = _commits(line, tree.repo, opts)
     # the line --tests-from names also holds the fix's retirement records
-    line = load_config(opts.tests_from) if opts.tests_from else None
-    current = _test_source(tree.repo, line=line) if line else None
-    records = line or cfg
+    other = Line.of(load_config(opts.tests_from)) if opts.tests_from else None
+    current = _test_source(tree.repo, line=other) if other else None
+    records = other or line
     with SemanticBench(
-        cfg=cfg, opts=Options(timeout=opts.timeout), repo=tree.repo
+        line=line, opts=Options(timeout=opts.timeout), repo=tree.repo
     ) as bench:
         run = _Bisection(
-            cfg=cfg,
+            line=line,
             opts=opts,
             tree=tree,
             fixes=fixes,
@@ -311,13 +311,13 @@ def bisect(cfg: ForkConfig, opts: BisectOptions) -> tuple[BisectResult, ...]:
         results = tuple(run.one(fix) for fix in chosen)
     if not opts.record:
         return results
-    return record_answers(records, results, held=cfg.root)
+    return record_answers(records, results, held=line.root)
 
 
-def _recorded(cfg: ForkConfig) -> dict[str, str]:
-    """Where ``cfg``'s retirement records say upstream took each fix (fix
+def _recorded(line: Line) -> dict[str, str]:
+    """Where ``line``'s retirement records say upstream took each fix (fix
     id -> applied_upstream; several records of one fix joined)."""
-    path = cfg.patches_dir / RETIRED_FILE
+    path = line.patches_dir / RETIRED_FILE
     if not path.is_file():
         return {}
     found: dict[str, set[str]] = {}
@@ -360,17 +360,17 @@ def _text(
     )
 
 
-def _test_source(repo: Repo, *, line: ForkConfig) -> tuple[ForkTree, FixSet]:
+def _test_source(repo: Repo, *, line: Line) -> tuple[ForkTree, FixSet]:
     """Another line that carries the fix: its fork tree (its commits fetched
     into this repository, for 3-way merges of its test changes) and fixes."""
-    tree = materialize(line)
+    tree = materialize(line.config)
     say(f"the fix's tests as {line.line_label} carries them ({tree.head[:12]})")
     fetch_rev(repo, url=str(tree.path), rev=tree.head)
-    return tree, load_fixes(line)
+    return tree, line.fixes
 
 
-def _shown(cfg: ForkConfig, other: Path | None) -> str:
+def _shown(line: Line, other: Path | None) -> str:
     """The other line's config, relative to this one's folder."""
     if other is None:
         return ""
-    return os.path.relpath(other.absolute(), cfg.root)
+    return os.path.relpath(other.absolute(), line.root)

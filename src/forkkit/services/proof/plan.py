@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet, focused_targets, red_commit
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.line import Line
 from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.patches.testids import target_file
@@ -62,7 +62,7 @@ class ProofSpec:
 
 
 def make_proof_spec(
-    cfg: ForkConfig,
+    line: Line,
     tree: ForkTree,
     tests: list[str] | None,
     *,
@@ -81,8 +81,8 @@ def make_proof_spec(
         raise ForkkitError(f"{repo.path}: no '{BASE_TAG}' tag; run forkkit materialize")
     require_committed(repo, "red-green")
     key = (
-        *(str(cfg.path), str(tree.path), head, tuple(tests or ()), related),
-        *(fix, base, recorded_tests(cfg, fix.id)),
+        *(str(line.path), str(tree.path), head, tuple(tests or ()), related),
+        *(fix, base, recorded_tests(line, fix.id)),
     )
     if key in _PLANS:
         return _PLANS[key]
@@ -93,7 +93,7 @@ def make_proof_spec(
             "no test module; add the test that shows the fix"
         )
     suites = fixes.related_suites if related else ()
-    _check_targets(cfg, repo, [*targets, *suites], head=head, fix=fix)
+    _check_targets(line, repo, [*targets, *suites], head=head, fix=fix)
     guard = base is None and fix.tests_only
     if base is not None:
         red = _red_base(tree, base, head=head, upstream=upstream)
@@ -116,7 +116,7 @@ def make_proof_spec(
         head=head,
         base_label=label,
         carried=_carried(repo, targets, upstream=upstream),
-        recorded=recorded_tests(cfg, fix.id) if guard else (),
+        recorded=recorded_tests(line, fix.id) if guard else (),
     )
     return _PLANS[key]
 
@@ -125,23 +125,23 @@ _PLANS: dict[tuple[object, ...], ProofSpec] = {}
 
 
 def _check_targets(
-    cfg: ForkConfig, repo: Repo, targets: Sequence[str], *, head: str, fix: Fix
+    line: Line, repo: Repo, targets: Sequence[str], *, head: str, fix: Fix
 ) -> None:
     """One line for a test target that does not exist at ``head``."""
     for t in targets:
         path = target_file(t).rstrip("/")
         if repo.object_id(f"{head}:{path}") is None:
             raise ForkkitError(
-                f"{cfg.path.name} [[fix]] '{fix.id}': test target {path!r} does not "
+                f"{line.path.name} [[fix]] '{fix.id}': test target {path!r} does not "
                 f"exist at fork HEAD {head[:12]}; fix the path (related_suites or "
                 "--tests)"
             )
 
 
-def recorded_tests(cfg: ForkConfig, fix_id: str) -> tuple[str, ...]:
+def recorded_tests(line: Line, fix_id: str) -> tuple[str, ...]:
     """The FAIL_TO_PASS tests patches/retired.toml records for ``fix_id``'s
     retired patches: what its guard must see pass."""
-    records = read_retired(cfg.patches_dir / RETIRED_FILE)
+    records = read_retired(line.patches_dir / RETIRED_FILE)
     return tuple(dict.fromkeys(t for r in records if r.fix == fix_id for t in r.tests))
 
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forkkit.config import ForkConfig
-from forkkit.fork.fixes import FixSet, load_fixes
+from forkkit.fork.fixes import FixSet
 from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.output.report import write_reports
 from forkkit.patches.fixes import Fix
@@ -186,7 +186,7 @@ def _checked(
 
 
 def prove(
-    cfg: ForkConfig,
+    line: Line,
     tree: ForkTree,
     *,
     tests: list[str] | None = None,
@@ -212,23 +212,23 @@ def prove(
     start = time.monotonic()
     for old in tree.repo.prune_stale_worktrees():  # even when every run is cached
         say(f"removed stale worktree {old}")
-    fixes = fixes or load_fixes(cfg)
+    fixes = fixes or line.fixes
     unit = fixes.one(fix)
     plan = make_proof_spec(
-        cfg, tree, tests, related=related, base=base, fixes=fixes, fix=unit
+        line, tree, tests, related=related, base=base, fixes=fixes, fix=unit
     )
-    with cfg.work.report_folder(STEM, out=out_dir or _fix_dir(cfg, unit)) as folder:
+    with line.work.report_folder(STEM, out=out_dir or _fix_dir(line, unit)) as folder:
         settings = ForkRuns(
             runtime_files=plan.runtime,
-            env=env or ensure_testenv(cfg, tree.path),
+            env=env or ensure_testenv(line.config, tree.path),
             out_dir=folder.path,
             head=plan.head,
             pytest_args=tuple(pytest_args),
             timeout=timeout,
-            cache=cache or ResultCache(cfg.work.results, fresh=fresh),
+            cache=cache or ResultCache(line.work.results, fresh=fresh),
             stream=stream,
         )
-        timings = project_timings(cfg, tree)
+        timings = project_timings(line, tree)
         evidence = _gather(tree, plan, settings, parallel=parallel, timings=timings)
         evidence = _checked(
             tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
@@ -247,9 +247,9 @@ def prove(
     return result
 
 
-def _fix_dir(cfg: ForkConfig, fix: Fix) -> Path:
+def _fix_dir(line: Line, fix: Fix) -> Path:
     """Where a fix's proof is published by default: ``reports/red_green/ID``."""
-    return cfg.work.proof_dir(fix.id)
+    return line.work.proof_dir(fix.id)
 
 
 def _write(folder: Path, result: RedGreenResult[SuiteRun]) -> None:
@@ -258,13 +258,13 @@ def _write(folder: Path, result: RedGreenResult[SuiteRun]) -> None:
     )
 
 
-def project_timings(cfg: ForkConfig, tree: ForkTree) -> Timings:
+def project_timings(line: Line, tree: ForkTree) -> Timings:
     """The measured test-file times on ``tree``'s upstream (one file per
     release or commit: the same test file takes another time on another
     release), seeded by the project's committed ``test_durations.json``."""
     name = re.sub(r"[^A-Za-z0-9.+-]+", "_", tree.upstream_label)
-    root = cfg.work.root / "timings" / f"{name}.json"
-    return Timings(root, seed=cfg.root / SEED_FILE)
+    root = line.work.root / "timings" / f"{name}.json"
+    return Timings(root, seed=line.root / SEED_FILE)
 
 
 def _result(

@@ -27,10 +27,10 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet
 from forkkit.fork.tree import ForkTree
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.fixes import Fix
 from forkkit.services.proof.packed import (
@@ -113,7 +113,7 @@ class Ahead:
 
 
 def run_ahead(
-    cfg: ForkConfig,
+    line: Line,
     tree: ForkTree,
     *,
     fixes: FixSet,
@@ -131,7 +131,7 @@ def run_ahead(
     try:
         plans = [
             make_proof_spec(
-                cfg, tree, None, related=how.related, base=how.base, fixes=fixes, fix=f
+                line, tree, None, related=how.related, base=how.base, fixes=fixes, fix=f
             )
             for f in chosen
         ]
@@ -139,7 +139,7 @@ def run_ahead(
         return False
     if not plans or len({p.suites for p in plans}) != 1:
         return False
-    with cfg.work.scratch_folder(AHEAD) as folder:
+    with line.work.scratch_folder(AHEAD) as folder:
         runs = ForkRuns(
             runtime_files=(),
             env=how.env,

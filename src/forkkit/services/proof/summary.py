@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.output.report import SUMMARY, Report, md_table, write_reports
 from forkkit.patches.fixes import Fix
@@ -203,7 +203,7 @@ def _raise_errors(errors: list[str]) -> None:
 
 
 def prove_fixes(
-    cfg: ForkConfig,
+    line: Line,
     chosen: Sequence[Fix],
     *,
     out: Path | None,
@@ -216,13 +216,15 @@ def prove_fixes(
     interrupt there leaves FAILED.txt too). A fix that cannot be measured is
     a row of the summary, and the command's one-line error once every other
     fix is proven."""
-    with cfg.work.report_folder(STEM, out=out) as folder:
+    with line.work.report_folder(STEM, out=out) as folder:
         if ahead is not None:
             ahead()
         results, rows, errors = _each(chosen, folder.path, prove_one)
         if not results:
             _raise_errors(errors)
-        doc = summary_doc(results[0], [rows[f.id] for f in chosen], line=cfg.line_label)
+        doc = summary_doc(
+            results[0], [rows[f.id] for f in chosen], line=line.line_label
+        )
         _write_summary(folder.path, doc)
         dest = folder.dest
         _raise_errors(errors)
@@ -231,7 +233,7 @@ def prove_fixes(
 
 
 def prove_one_fix(
-    cfg: ForkConfig,
+    line: Line,
     fix: Fix,
     every: Sequence[Fix],
     *,
@@ -241,15 +243,15 @@ def prove_one_fix(
     """``red-green --fix ID``: prove that fix into ``<folder>/<id>`` alone (the
     other fixes' reports stay), then write the summary again from every
     fix's latest report (one made on another fork HEAD says so)."""
-    folder = out or cfg.work.report_dir(STEM)
-    result = prove_one(fix, cfg.work.proof_dir(fix.id, out=folder))
+    folder = out or line.work.report_dir(STEM)
+    result = prove_one(fix, line.work.proof_dir(fix.id, out=folder))
     rows = [
         row_of(proof_doc(result), fix)
         if f == fix
-        else _earlier(cfg.work.proof_report(f.id, out=folder), f)
+        else _earlier(line.work.proof_report(f.id, out=folder), f)
         for f in every
     ]
-    doc = summary_doc(result, rows, line=cfg.line_label)
+    doc = summary_doc(result, rows, line=line.line_label)
     _write_summary(folder, doc)
     return Proven(summary=doc, results=(result,), folder=folder, only=True)
 

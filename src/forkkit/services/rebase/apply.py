@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import read_retired
+from forkkit.line import Line
 from forkkit.output.progress import say, step
 from forkkit.patches.retired import (
     RETIRED_FILE,
@@ -120,7 +120,7 @@ def unknown_patches(patches_dir: Path, series: Iterable[str]) -> list[Path]:
 
 
 def write_back(
-    cfg: ForkConfig,
+    line: Line,
     repo: Repo,
     new: NewSeries,
     *,
@@ -136,23 +136,23 @@ def write_back(
     to ``patches/retired.toml`` in the same transaction.
     """
     patches, series = verify(repo, new)
-    clash = [p for p in unknown_patches(cfg.patches_dir, old) if p.name in new.names]
+    clash = [p for p in unknown_patches(line.patches_dir, old) if p.name in new.names]
     if clash:
         raise ForkkitError(
             f"{clash[0]}: not in the series, and the new series has a patch of "
             "that name; nothing written: rename or move the file and rerun"
         )
-    txn = FileTransaction(root=cfg.root)
+    txn = FileTransaction(root=line.root)
     for name, data in patches.items():
-        txn.write(cfg.patches_dir / name, data)
+        txn.write(line.patches_dir / name, data)
     for name in old:
         if name not in new.names:
-            txn.delete(cfg.patches_dir / name)
-    txn.write(cfg.series_file, series)
+            txn.delete(line.patches_dir / name)
+    txn.write(line.series_file, series)
     if retired:
-        record = cfg.patches_dir / RETIRED_FILE
+        record = line.patches_dir / RETIRED_FILE
         earlier = read_retired(record)
         txn.write(record, render_retired(merge_retired(earlier, retired)))
-    txn.write(cfg.path, toml)
-    say(f"writing {len(new.names)} patch(es), {cfg.series_file.name} and fork.toml")
+    txn.write(line.path, toml)
+    say(f"writing {len(new.names)} patch(es), {line.series_file.name} and fork.toml")
     txn.commit()

@@ -22,12 +22,11 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import focused_targets, load_fixes
+from forkkit.fork.fixes import focused_targets
 from forkkit.fork.pristine import resolved
-from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.tree import apply_series, make_base, materialize
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.services.proof.doc import ProofDoc, proof_doc
@@ -68,7 +67,7 @@ DEFAULT_OPTIONS = Options()  # a dry run with every check
 
 
 def resolve_target(
-    cfg: ForkConfig,
+    line: Line,
     onto: str | None = None,
     *,
     onto_rev: str | None = None,
@@ -76,9 +75,9 @@ def resolve_target(
 ) -> Target:
     """The new upstream: a PyPI version (sha256 trusted on first use, unless
     ``--sha256`` pins it) or a git revision."""
-    up = cfg.upstream
+    up = line.upstream
     if onto_rev:
-        return Target.git(cfg.with_upstream(source="git", git_rev=onto_rev).upstream)
+        return Target.git(line.upstream.target(onto_rev))
     if not onto:
         raise ForkkitError(
             "rebase needs a target: 'forkkit rebase --onto NAME==VERSION' "
@@ -111,15 +110,12 @@ def _prove(
     job: Job, new: NewSeries, targets: list[str], *, out_dir: Path
 ) -> tuple[ProofDoc | None, str, bool | None]:
     """Red/green on the refreshed series over the new upstream."""
-    new_cfg = dataclasses.replace(
-        job.cfg,
-        upstream=job.target.spec,
-        patches_dir=new.folder,
-        series_file=new.folder / SERIES,
+    new_line = job.line.at(job.target.spec, series_file=new.folder / SERIES)
+    tree = materialize(
+        new_line.config, dest=job.line.work.rebase_dir("fork"), force=True
     )
-    tree = materialize(new_cfg, dest=job.cfg.work.rebase_dir("fork"), force=True)
     result = prove(
-        new_cfg,
+        new_line,
         tree,
         tests=targets or None,
         pytest_args=list(job.opts.pytest_args),
@@ -150,9 +146,9 @@ def _move(
     fixes' focused tests there."""
     repo, series = job.repo, job.series
     repo.detach(old_base)
-    old = apply_series(repo, series, f"{job.cfg.upstream.label} (the current pin)")
+    old = apply_series(repo, series, f"{job.line.upstream.label} (the current pin)")
     old_head = merge.head(repo)
-    fixes = load_fixes(job.cfg, series)
+    fixes = job.line.fixes
     focused = focused_targets(
         repo, fixes, fixes.whole(), head=old_head, commits=dict(old)
     )
@@ -174,7 +170,7 @@ def _move(
 
 def _owners(job: Job) -> dict[str, tuple[str, str]]:
     """Each patch's fix: its id and the upstream PR it was forwarded as."""
-    fixes = load_fixes(job.cfg, job.series)
+    fixes = job.line.fixes
     return {n: (f.id, f.forwarded) for f in fixes.fixes for n in f.patches}
 
 
@@ -184,16 +180,15 @@ def _without_retired_fixes(
     """The job and the new fork.toml without the ``[[fix]]`` of every fix none
     of whose patches stays in the series (not its runtime change, not its
     tests): retired with its patches, so nothing in fork.toml goes stale."""
-    fixes = load_fixes(job.cfg, job.series)
+    fixes = job.line.fixes
     stays = {r.name for r in results if r.new_commit}
     gone = [f.id for f in fixes.fixes if not stays & set(f.patches)]
     if not gone:
         return job, toml
     say(f"retired with all their patches: fix(es) {', '.join(gone)}")
-    cfg = dataclasses.replace(
-        job.cfg, fixes=tuple(d for d in job.cfg.fixes if d.id not in gone)
+    return dataclasses.replace(job, line=job.line.without_fixes(gone)), drop_fix_tables(
+        toml, gone
     )
-    return dataclasses.replace(job, cfg=cfg), drop_fix_tables(toml, gone)
 
 
 def _export(
@@ -213,7 +208,7 @@ def _export(
     owners = _owners(job)  # before the retired fixes leave the config
     job, toml = _without_retired_fixes(job, results, toml)
     new_head = merge.head(repo)
-    out = job.cfg.work.rebase_dir("out")
+    out = job.line.work.rebase_dir("out")
     new = export_new(
         repo,
         base=new_base,
@@ -248,7 +243,7 @@ def _export(
 
 
 def rebase(
-    cfg: ForkConfig,
+    line: Line,
     target: Target,
     opts: Options = DEFAULT_OPTIONS,
     *,
@@ -259,22 +254,22 @@ def rebase(
     The red/green proof's reports go to ``reports`` (default: under the
     rebase folder of the workdir).
     """
-    series = load_series(cfg.series_file, cfg.patches_dir)
-    series_text = cfg.series_file.read_text()
-    repo, recorded = open_repo(cfg.work.rebase_repo)
+    series = line.series
+    series_text = line.series_file.read_text()
+    repo, recorded = open_repo(line.work.rebase_repo)
     target = _resolved(repo, target)
-    old_base, _ = make_base(repo, cfg.upstream, cfg.work)
-    new_base, _ = make_base(repo, target.spec, cfg.work)
+    old_base, _ = make_base(repo, line.upstream, line.work)
+    new_base, _ = make_base(repo, target.spec, line.work)
     pin = dict(target.pin)
-    new_toml = repin_toml(cfg.path.read_text(), pin, target.optional)
-    job = Job(cfg, target, opts, repo, series, series_text)
+    new_toml = repin_toml(line.path.read_text(), pin, target.optional)
+    job = Job(line, target, opts, repo, series, series_text)
     notes: list[str] = []
     if recorded:
         notes.append(f"recorded {recorded} resolution(s) made after the last run")
     results, old_head, focused = _move(job, old_base, new_base)
     owners = {n: fid for n, (fid, _) in _owners(job).items()}
     base = RebaseResult(
-        old_label=cfg.upstream.label,
+        old_label=line.upstream.label,
         new_label=target.spec.label,
         new_pin=pin,
         trust=target.trust,
@@ -291,14 +286,14 @@ def rebase(
         job, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
     if result.new_series and opts.red_green:
-        red_green = reports or cfg.work.rebase_dir("red-green")
+        red_green = reports or line.work.rebase_dir("red-green")
         proof, proof_md, valid = _prove(
             job, new, _targets(job, result, focused), out_dir=red_green
         )
         result = dataclasses.replace(
             result, proof=proof, proof_markdown=proof_md, proof_valid=valid
         )
-    for path in unknown_patches(cfg.patches_dir, [p.name for p in series.patches]):
+    for path in unknown_patches(line.patches_dir, [p.name for p in series.patches]):
         say(f"left alone: {path} (not in the series; forkkit did not write it)")
         notes.append(f"`{path.name}` in patches/ is not in the series: left alone")
     if opts.apply:
@@ -323,7 +318,7 @@ def _apply(
         say(why)
         return result, [why]
     old = [p.name for p in job.series.patches]
-    write_back(job.cfg, job.repo, new, old=old, toml=toml, retired=result.retired)
+    write_back(job.line, job.repo, new, old=old, toml=toml, retired=result.retired)
     flag = " (UNPROVEN: --apply-unproven)" if result.unproven else ""
-    say(f"wrote {len(new.names)} patch(es) to {job.cfg.patches_dir}; re-pinned{flag}")
+    say(f"wrote {len(new.names)} patch(es) to {job.line.patches_dir}; re-pinned{flag}")
     return dataclasses.replace(result, written=True), []

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.series import Patch
 from forkkit.patches.testids import target_file
@@ -57,12 +57,12 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
     def __init__(
         self,
         *,
-        cfg: ForkConfig,
+        line: Line,
         opts: Options,
         repo: Repo,
         focused: tuple[str, ...] = (),
     ) -> None:
-        self.cfg, self.opts, self.repo = cfg, opts, repo
+        self.line, self.opts, self.repo = line, opts, repo
         self.focused = focused  # every fix's focused tests on the old pin
         self._stack = ExitStack()
         self._check: Repo | None = None
@@ -83,12 +83,12 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         tree = self._checkout(commit)
         runs = ForkRuns(
             runtime_files=(),
-            env=ensure_testenv(self.cfg, tree),
-            out_dir=self.cfg.work.rebase_dir("runs"),
+            env=ensure_testenv(self.line.config, tree),
+            out_dir=self.line.work.rebase_dir("runs"),
             head=commit,
             pytest_args=tuple(self.opts.pytest_args),
             timeout=self.opts.timeout,
-            cache=ResultCache(self.cfg.work.results),
+            cache=ResultCache(self.line.work.results),
             stream=False,
         )
         done = runs.run(tree, commit, targets, name=name)

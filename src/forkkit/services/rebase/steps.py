@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.diff import split_hunks
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
@@ -75,7 +75,7 @@ def _failing_hunks(repo: Repo, patch: Patch) -> dict[str, list[str]]:
 class Job:
     """What one rebase works on (read once at its start)."""
 
-    cfg: ForkConfig
+    line: Line
     target: Target
     opts: Options
     repo: Repo
@@ -94,7 +94,7 @@ class Replay(AbstractContextManager["Replay"]):
     def __init__(self, job: Job, *, focused: Sequence[str] = ()) -> None:
         self.job, self.repo = job, job.repo
         self.bench = SemanticBench(
-            cfg=job.cfg, opts=job.opts, repo=job.repo, focused=tuple(focused)
+            line=job.line, opts=job.opts, repo=job.repo, focused=tuple(focused)
         )
 
     def __enter__(self) -> Replay:

@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import load_fixes
 from forkkit.fork.pristine import pristine_commit
 from forkkit.fork.tree import ForkTree
+from forkkit.line import Line
 from forkkit.output.progress import say, step
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.series import failed_hunk, parse_patch_text
@@ -103,13 +102,13 @@ def _fetch(repo: Repo, url: str, *, ref: str, dest: str) -> str:
 
 
 def _theirs_from_git(
-    cfg: ForkConfig, comp: Competitor, *, fork: ForkTree, ws: Workspace
+    line: Line, comp: Competitor, *, fork: ForkTree, ws: Workspace
 ) -> str:
     """Fetch a PR/branch and commit its own changes (vs its merge base) on base."""
-    git, repo = cfg.upstream.git, fork.repo
+    git, repo = line.upstream.git, fork.repo
     if git is None or not (git.url and git.rev):
         raise ForkkitError(
-            f"{cfg.path.name} [upstream]: no git_url and git_rev (the upstream "
+            f"{line.path.name} [upstream]: no git_url and git_rev (the upstream "
             "commit our base corresponds to); set them, or pass --git-url"
         )
     url, rev = git.url, git.at
@@ -133,13 +132,13 @@ def _theirs_from_git(
     )
 
 
-def trust_release(cfg: ForkConfig, comp: Competitor, *, opts: Options) -> Competitor:
+def trust_release(line: Line, comp: Competitor, *, opts: Options) -> Competitor:
     """A release competitor with its sdist settled by the one trust policy
     (a rebase target's): refused in one line before anything is fetched."""
     if comp.kind != "release" or comp.sdist is not None:
         return comp
     sdist = trusted_sdist(
-        cfg.upstream,
+        line.upstream,
         version=comp.version,
         sha256=opts.sha256,
         sdist_url=opts.sdist_url,
@@ -151,19 +150,19 @@ def trust_release(cfg: ForkConfig, comp: Competitor, *, opts: Options) -> Compet
     return replace(comp, sdist=sdist)
 
 
-def _fetch_release(repo: Repo, cfg: ForkConfig, *, sdist: TrustedSdist) -> Release:
+def _fetch_release(repo: Repo, line: Line, *, sdist: TrustedSdist) -> Release:
     """The release's full tree as a pristine commit (verified, committed once)."""
-    pristine = pristine_commit(repo, spec=sdist.spec, work=cfg.work)
+    pristine = pristine_commit(repo, spec=sdist.spec, work=line.work)
     return Release(pristine.commit, sdist.spec.label)
 
 
 def _theirs_from_release(
-    cfg: ForkConfig, release: Release, *, fork: ForkTree, ours: Diff
+    line: Line, release: Release, *, fork: ForkTree, ours: Diff
 ) -> tuple[str, str]:
     """Their change: the release over our files and changed files in our test
     folders, as a commit on our base; (commit, a note saying so)."""
     # our targets: focused tests + tests in the files our patches touch
-    repo, fixes = fork.repo, load_fixes(cfg)
+    repo, fixes = fork.repo, line.fixes
     folders = target_folders([*fixes.test_files, *ours.test_paths])
     changed = repo.changed_paths(fork.base, release.commit)
     scope = sorted(
@@ -186,7 +185,7 @@ def _theirs_from_release(
 
 
 def commit_theirs(
-    cfg: ForkConfig,
+    line: Line,
     comp: Competitor,
     *,
     opts: Options,
@@ -206,12 +205,12 @@ def commit_theirs(
         label = fork.upstream_label
         head = apply_competitor(ws, patch, base=base, base_label=label, message=msg)
     elif comp.kind == "git":
-        head = _theirs_from_git(cfg, comp, fork=fork, ws=ws)
+        head = _theirs_from_git(line, comp, fork=fork, ws=ws)
     else:
-        sdist = trust_release(cfg, comp, opts=opts).sdist
+        sdist = trust_release(line, comp, opts=opts).sdist
         assert sdist is not None
-        release = _fetch_release(repo, cfg, sdist=sdist)
-        head, note = _theirs_from_release(cfg, release, fork=fork, ours=ours)
+        release = _fetch_release(repo, line, sdist=sdist)
+        head, note = _theirs_from_release(line, release, fork=fork, ours=ours)
         notes = (f"The sdist of {release.label}: {sdist.trust}.", note)
     repo.update_refs([RefUpdate(f"{REF_PREFIX}/theirs", head)])
     return head, release, notes

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from forkkit.config import ForkConfig
-from forkkit.fork.fixes import focused_targets, load_fixes
+from forkkit.fork.fixes import focused_targets
 from forkkit.fork.tree import ForkTree, materialize
+from forkkit.line import Line
 from forkkit.output.report import write_reports
 from forkkit.patches.diff import Diff, parse_diff
 from forkkit.patches.testids import target_file
@@ -135,19 +135,19 @@ class Sides:
 
 
 def _sides(
-    cfg: ForkConfig, comp: Competitor, *, opts: Options, fork: ForkTree, ws: Workspace
+    line: Line, comp: Competitor, *, opts: Options, fork: ForkTree, ws: Workspace
 ) -> Sides:
     """Build the competitor's commit on our base; parse both diffs."""
     repo, base, ours_head = fork.repo, fork.base, fork.head
     ours = our_diff(repo, base, ours_head)
     base_src = {p: combine.show_text(repo, base, p) for p in ours.paths}
     new_src = {p: combine.show_text(repo, ours_head, p) for p in ours.test_paths}
-    fixes = load_fixes(cfg)
+    fixes = line.fixes
     whole = fixes.one()
     focused = focused_targets(fork, fixes, whole, head=ours_head)
     our_targets = merge_targets(focused, touched_tests(ours, base_src, new_src))
     theirs_head, release, notes = commit_theirs(
-        cfg, comp, opts=opts, fork=fork, ws=ws, ours=ours
+        line, comp, opts=opts, fork=fork, ws=ws, ours=ours
     )
     theirs = parse_diff(diff_text(repo, base, theirs_head, paths=["."]), comp.ref)
     their_targets = _their_targets(
@@ -227,7 +227,7 @@ def _release_columns(rel: Release, o_rt: Layer, o_t: Layer) -> list[Column]:
 
 
 def reconcile(
-    cfg: ForkConfig, ref: str, opts: Options | None = None
+    line: Line, ref: str, opts: Options | None = None
 ) -> tuple[ReconcileResult, Path, Path]:
     """Run the whole comparison; return the result and the published reports.
 
@@ -236,12 +236,12 @@ def reconcile(
     ``reports/reconcile/`` (or as ``--out``) however it ends.
     """
     opts = opts or Options()
-    comp = parse_competitor(ref, cfg.upstream.name)
+    comp = parse_competitor(ref, line.upstream.name)
     if opts.resend:
         preset_options(opts.resend)  # an unknown preset fails before any work
-    comp = trust_release(cfg, comp, opts=opts)  # so does an untrusted release
-    with cfg.work.report_folder(STEM, out=opts.out_dir) as folder:
-        result = _compare(cfg, comp, opts=opts, out=folder.path)
+    comp = trust_release(line, comp, opts=opts)  # so does an untrusted release
+    with line.work.report_folder(STEM, out=opts.out_dir) as folder:
+        result = _compare(line, comp, opts=opts, out=folder.path)
         write_reports(
             folder.path,
             STEM,
@@ -252,14 +252,14 @@ def reconcile(
 
 
 def _compare(
-    cfg: ForkConfig, comp: Competitor, *, opts: Options, out: Path
+    line: Line, comp: Competitor, *, opts: Options, out: Path
 ) -> ReconcileResult:
     """Build both sides and every column, run every cell; the result."""
-    fork = materialize(cfg, dest=cfg.work.reconcile_repo)
+    fork = materialize(line.config, dest=line.work.reconcile_repo)
     repo = fork.repo
     with repo.worktree(fork.base, "reconcile") as wt:
         ws = Workspace(wt)
-        sides = _sides(cfg, comp, opts=opts, fork=fork, ws=ws)
+        sides = _sides(line, comp, opts=opts, fork=fork, ws=ws)
         shared = set(sides.ours.paths) | set(sides.theirs.paths)
         base_src = {p: combine.show_text(repo, sides.base, p) for p in shared}
         overlap = compute_overlap(sides.ours, sides.theirs, base_src)
@@ -267,13 +267,13 @@ def _compare(
             repo, sides, base_label=fork.upstream_label, their_tree=opts.their_tree
         )
         tests = _side_tests(sides, opts)
-        env = ensure_testenv(cfg, fork.path)
+        env = ensure_testenv(line.config, fork.path)
         bench = Bench(
             ws=ws,
             env=env,
             out=out,
             overlap=overlap,
-            cache=ResultCache(cfg.work.results, fresh=opts.fresh),
+            cache=ResultCache(line.work.results, fresh=opts.fresh),
             pytest_args=opts.pytest_args,
             timeout=opts.timeout,
         )
@@ -281,11 +281,11 @@ def _compare(
         trees = _resend(bench, columns, opts=opts)
     classified = tuple(classify_side(s, cells) for s in tests)
     runtimes = tuple(col.runtime for col in columns)
-    fixes = load_fixes(cfg)
+    fixes = line.fixes
     return ReconcileResult(
         title=fixes.title,
         fixes=tuple((f.id, f.runtime_files) for f in fixes.fixes),
-        competitor=shown_ref(comp, cfg.root),
+        competitor=shown_ref(comp, line.root),
         competitor_kind=comp.kind,
         base_label=fork.upstream_label,
         ours=sides.ours,

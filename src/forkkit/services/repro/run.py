@@ -17,10 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import load_fixes
 from forkkit.fork.tree import BASE_TAG, ForkTree
+from forkkit.line import Line
 from forkkit.output.progress import say, step
 from forkkit.output.report import write_reports
 from forkkit.services.repro.doc import repro_doc
@@ -147,13 +146,11 @@ def run_script(
     return parse_script_output(js.read_text(), shown_js), shown_cmd
 
 
-def make_runner(
-    cfg: ForkConfig, tree: Path, opts: ReproOptions, *, gpu: bool
-) -> Runner:
+def make_runner(line: Line, tree: Path, opts: ReproOptions, *, gpu: bool) -> Runner:
     """The CPU runner (test venv) or the GPU one (FORKKIT_TESTENV_PYTHON)."""
-    runtime = load_fixes(cfg).runtime_files
+    runtime = line.fixes.runtime_files
     if not gpu:
-        env = ensure_testenv(cfg, tree)
+        env = ensure_testenv(line.config, tree)
         return Runner(env.python, SCRIPT, tuple(opts.script_args()), False, env)
     python = os.environ.get("FORKKIT_TESTENV_PYTHON")
     if not python:
@@ -161,7 +158,7 @@ def make_runner(
             "forkkit repro --gpu: FORKKIT_TESTENV_PYTHON is not set; point it at "
             "the python of a CUDA environment with vllm installed"
         )
-    script = cfg.root / GPU_SCRIPT
+    script = line.root / GPU_SCRIPT
     if not script.is_file():
         raise ForkkitError(f"{script}: missing; restore it from the forkkit checkout")
     return Runner(
@@ -174,7 +171,7 @@ def make_runner(
 
 
 def reproduce(
-    cfg: ForkConfig,
+    line: Line,
     tree: ForkTree | Path,
     opts: ReproOptions,
     *,
@@ -193,23 +190,23 @@ def reproduce(
     """
     repo = Repo(tree.path if isinstance(tree, ForkTree) else tree)
     stem = STEM_GPU if (runner.gpu if runner else gpu) else STEM
-    with cfg.work.report_folder(stem, out=out_dir) as folder:
+    with line.work.report_folder(stem, out=out_dir) as folder:
         head, base = repo.rev("HEAD"), repo.rev(BASE_TAG)
         if head is None or base is None:
             raise ForkkitError(
                 f"{repo.path}: no HEAD or '{BASE_TAG}' tag; run 'forkkit materialize'"
             )
         require_committed(repo, "repro")
-        runner = runner or make_runner(cfg, repo.path, opts, gpu=gpu)
+        runner = runner or make_runner(line, repo.path, opts, gpu=gpu)
         label = tree.upstream_label if isinstance(tree, ForkTree) else None
         result = _measure(
-            cfg,
+            line,
             repo,
             opts,
             runner=runner,
             folder=folder,
             revs=(head, base),
-            upstream=label or cfg.upstream.label,
+            upstream=label or line.upstream.label,
             timeout=timeout,
         )
         if result.fix.skipped:
@@ -226,7 +223,7 @@ def reproduce(
 
 
 def _measure(
-    cfg: ForkConfig,
+    line: Line,
     repo: Repo,
     opts: ReproOptions,
     *,
@@ -238,7 +235,7 @@ def _measure(
 ) -> ReproResult:
     """The fix run, then the base run, each in a checkout of its commit."""
     head, base = revs
-    fixes = load_fixes(cfg)
+    fixes = line.fixes
     runtime = fixes.runtime_files
 
     def script(target: str, name: str) -> tuple[ScriptRun, str]:

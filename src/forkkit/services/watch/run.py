@@ -7,32 +7,31 @@ run, in-process: patches/ and fork.toml are never written. The verdict is
 ``current`` (nothing newer), ``carries`` (the series still applies and its
 red/green proof is valid), ``conflict`` (a patch conflicts, or the proof is
 not valid) or ``absorbed`` (upstream has the fix: the fork can retire); each
-has its own exit code (:data:`~forkkit.commands.watch.model.EXITS`).
+has its own exit code (:data:`~forkkit.services.watch.model.EXITS`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-from forkkit.commands.watch.audit import history_rows
-from forkkit.commands.watch.history import History
-from forkkit.commands.watch.model import (
+from forkkit.errors import ForkkitError
+from forkkit.line import Line
+from forkkit.output.progress import say, step
+from forkkit.output.report import write_reports
+from forkkit.pin import GitPin, SdistPin, public_url
+from forkkit.services.rebase.doc import rebase_doc
+from forkkit.services.rebase.model import Options, RebaseResult, Target
+from forkkit.services.rebase.render import render_markdown as render_rebase
+from forkkit.services.rebase.run import rebase, resolve_target
+from forkkit.services.watch.audit import history_rows
+from forkkit.services.watch.history import History
+from forkkit.services.watch.model import (
     REBASE_STEM,
     WatchOptions,
     WatchResult,
     verdict_of,
 )
-from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import load_fixes
-from forkkit.fork.seriesfiles import load_series
-from forkkit.output.progress import say, step
-from forkkit.output.report import write_reports
-from forkkit.pin import public_url
-from forkkit.services.rebase.doc import rebase_doc
-from forkkit.services.rebase.model import Options, RebaseResult, Target
-from forkkit.services.rebase.render import render_markdown as render_rebase
-from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.upstream.git import branch_moved
 from forkkit.upstream.index import sdist_versions
 from forkkit.upstream.release import newer_releases
@@ -40,10 +39,10 @@ from forkkit.upstream.release import newer_releases
 # --- the run ------------------------------------------------------------------
 
 
-def _candidates(cfg: ForkConfig, opts: WatchOptions) -> list[str]:
+def _candidates(line: Line, opts: WatchOptions) -> list[str]:
     """The releases newer than the pin (newest first), or ``--version``
     (with ``--all``: every release newer than the pin up to ``--version``)."""
-    up = cfg.upstream
+    up = line.upstream
     pin = up.release.version
     if opts.version:
         if not newer_releases([opts.version], pin, pre=True):
@@ -72,21 +71,21 @@ def _candidates(cfg: ForkConfig, opts: WatchOptions) -> list[str]:
 
 
 def _history(
-    cfg: ForkConfig, newer: list[str], dry_run: Options, *, folder: Path
+    line: Line, newer: list[str], dry_run: Options, *, folder: Path
 ) -> tuple[History, RebaseResult]:
     """``--all``: every release newer than the pin (oldest first), each a dry
     run from the pin; the newest one with the proof, as plain watch does."""
-    up = cfg.upstream
+    up = line.upstream
     releases = list(reversed(newer))
-    targets = {v: resolve_target(cfg, f"{up.name}=={v}") for v in releases}
+    targets = {v: resolve_target(line, f"{up.name}=={v}") for v in releases}
 
     def run_one(target: Target, opts: Options, release: str) -> RebaseResult:
-        return rebase(cfg, target, opts, reports=folder / "red-green")
+        return rebase(line, target, opts, reports=folder / "red-green")
 
-    series = load_series(cfg.series_file, cfg.patches_dir)
+    series = line.series
     patches = tuple(p.name for p in series.patches)
     rows, newest = history_rows(
-        cfg,
+        line,
         releases=releases,
         patches=patches,
         targets=targets,
@@ -94,7 +93,7 @@ def _history(
         run_rebase=run_one,
     )
     assert newest is not None  # the newest release is always run
-    fixes = load_fixes(cfg, series).fixes
+    fixes = line.fixes.fixes
     history = History(
         package=up.name,
         pin=up.release.version,
@@ -105,19 +104,39 @@ def _history(
     return history, newest
 
 
-def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
+def watch(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResult:
     """Find the newest upstream (a release, or the head of the followed git
     branch), rebase onto it (dry run); reports in ``folder``.
 
     With ``opts.all``, every newer release gets a row of the history too.
     """
-    if cfg.upstream.on_git is not None:
-        return watch_branch(cfg, opts, folder=folder)
+    return line.upstream.match(_Watch(line, opts, folder))
+
+
+@dataclass(frozen=True)
+class _Watch:
+    """What is newer for each kind of pin: releases on the index, or the
+    followed branch's head."""
+
+    line: Line
+    opts: WatchOptions
+    folder: Path
+
+    def sdist(self, pin: SdistPin) -> WatchResult:
+        return watch_releases(self.line, self.opts, folder=self.folder)
+
+    def git(self, pin: GitPin) -> WatchResult:
+        return watch_branch(self.line, self.opts, folder=self.folder)
+
+
+def watch_releases(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResult:
+    """A release line: the newest release newer than the pin (with
+    ``opts.all`` every one), each a dry-run rebase from the pin."""
     if opts.index_url:
-        cfg = cfg.with_upstream(index_url=opts.index_url)
-    up = cfg.upstream
+        line = line.with_upstream(index_url=opts.index_url)
+    up = line.upstream
     pin = up.release.version
-    newer = _candidates(cfg, opts)
+    newer = _candidates(line, opts)
     if not newer:
         why = f"no release of {up.name} newer than {pin} on the index"
         return WatchResult(up.name, pin, up.index_url, (), "", "current", reason=why)
@@ -125,10 +144,10 @@ def watch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
     dry_run = _dry_run(opts)
     history: History | None = None
     if opts.all:
-        history, result = _history(cfg, newer, dry_run, folder=folder)
+        history, result = _history(line, newer, dry_run, folder=folder)
     else:
-        target = resolve_target(cfg, f"{up.name}=={newer[0]}")
-        result = rebase(cfg, target, dry_run, reports=folder / "red-green")
+        target = resolve_target(line, f"{up.name}=={newer[0]}")
+        result = rebase(line, target, dry_run, reports=folder / "red-green")
     verdict, why = verdict_of(result)
     return WatchResult(
         package=up.name,
@@ -162,7 +181,7 @@ def _rebase_report(folder: Path, result: RebaseResult) -> str:
     return md.name
 
 
-def watch_branch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchResult:
+def watch_branch(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResult:
     """A git line: the followed branch's (or tag's) head against the pinned
     commit; a dry-run rebase onto it when it moved."""
     if opts.all or opts.version or opts.index_url:
@@ -170,9 +189,9 @@ def watch_branch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchR
             "watch --all, --version and --index-url follow releases; this line "
             'follows a git branch (fork.toml [upstream] source = "git")'
         )
-    up = cfg.upstream
+    up = line.upstream
     git = up.commit_pin
-    moved = branch_moved(cfg.work.rebase_repo, git)
+    moved = branch_moved(line.work.rebase_repo, git)
     follows = f"{git.rev} of {public_url(git.url)}"
     if moved is None:
         why = f"{git.rev} is still at the pinned commit {git.commit[:12]}"
@@ -182,7 +201,7 @@ def watch_branch(cfg: ForkConfig, opts: WatchOptions, *, folder: Path) -> WatchR
     head, new = moved
     say(f"{git.rev} moved: {len(new)} new commit(s), head {head[:12]}")
     target = Target.git(up.changed(git_commit=head))
-    result = rebase(cfg, target, _dry_run(opts), reports=folder / "red-green")
+    result = rebase(line, target, _dry_run(opts), reports=folder / "red-green")
     verdict, why = verdict_of(result)
     return WatchResult(
         package=up.name,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forkkit.commands.watch.history import (
+from forkkit.output.report import WATCH, Report
+from forkkit.services.rebase.model import FixVerdict
+from forkkit.services.watch.history import (
     HISTORY_FORMAT,
     Applies,
     History,
@@ -16,9 +18,7 @@ from forkkit.commands.watch.history import (
     HistoryRow,
     Need,
 )
-from forkkit.commands.watch.model import Verdict, WatchResult
-from forkkit.output.report import WATCH, Report
-from forkkit.services.rebase.model import FixVerdict
+from forkkit.services.watch.model import Verdict, WatchResult
 
 
 @dataclass(frozen=True)

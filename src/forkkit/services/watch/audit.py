@@ -22,38 +22,37 @@ from pathlib import Path
 from typing import Any
 
 from forkkit import __version__
-from forkkit.commands.watch.doc import RowDoc, row_doc, row_of_doc
-from forkkit.commands.watch.history import (
+from forkkit.errors import ForkkitError
+from forkkit.line import Line
+from forkkit.output.doc import from_json, to_json
+from forkkit.output.progress import say
+from forkkit.services.rebase.model import Options, RebaseResult, Target
+from forkkit.services.watch.doc import RowDoc, row_doc, row_of_doc
+from forkkit.services.watch.history import (
     HISTORY_FORMAT,
     HistoryRow,
     error_row,
     row_of,
 )
-from forkkit.config import ForkConfig
-from forkkit.errors import ForkkitError
-from forkkit.fork.seriesfiles import load_series
-from forkkit.output.doc import from_json, to_json
-from forkkit.output.progress import say
-from forkkit.services.rebase.model import Options, RebaseResult, Target
 from forkkit.txn import write_atomic
 from forkkit.vcs import resolution
 
 RebaseFn = Callable[[Target, Options, str], RebaseResult]
 
 
-def row_key(cfg: ForkConfig, target: Target, opts: Options) -> str:
+def row_key(line: Line, target: Target, opts: Options) -> str:
     """sha256 of everything that decides one release's history row, the
     conflict resolutions recorded in the rebase repo included."""
-    series = load_series(cfg.series_file, cfg.patches_dir)
+    series = line.series
     doc: dict[str, Any] = {
         "format": HISTORY_FORMAT,
-        "resolutions": resolution.fingerprint(cfg.work.rebase_repo),
+        "resolutions": resolution.fingerprint(line.work.rebase_repo),
         "forkkit": __version__,
-        "pin": cfg.upstream.ident,
+        "pin": line.upstream.ident,
         "target": target.spec.ident,
         "series": series.digest,  # every patch's name and bytes, in order
-        "fixes": [asdict(d) for d in cfg.fixes],
-        "testenv": asdict(cfg.testenv),
+        "fixes": [asdict(d) for d in line.decls],
+        "testenv": asdict(line.testenv),
         "semantic": opts.semantic,
         "red_green": opts.red_green,
         "related": opts.related,
@@ -90,7 +89,7 @@ def _write_row(path: Path, row: HistoryRow) -> None:
 
 
 def history_rows(
-    cfg: ForkConfig,
+    line: Line,
     *,
     releases: list[str],
     patches: tuple[str, ...],
@@ -103,7 +102,7 @@ def history_rows(
     ``opts`` is for the newest release; older ones run without red/green
     (whether a patch applies and is still needed does not need the proof).
     """
-    folder = cfg.work.root / "history"
+    folder = line.work.root / "history"
     rows: list[HistoryRow] = []
     newest: RebaseResult | None = None
     no_proof = dataclasses.replace(opts, red_green=False)
@@ -112,7 +111,7 @@ def history_rows(
         row_opts = opts if last else no_proof
         # the newest release always runs (its proof is the verdict); its row
         # is kept under the key it is read by once a newer release is out
-        path = folder / f"{row_key(cfg, targets[release], no_proof)}.json"
+        path = folder / f"{row_key(line, targets[release], no_proof)}.json"
         row = None if last else _read_row(path)
         if row is not None:
             say(f"history {release}: from the history cache")

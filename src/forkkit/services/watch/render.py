@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from forkkit.commands.watch.model import WatchResult
-from forkkit.commands.watch.render_history import render_history
 from forkkit.output.report import md_table
+from forkkit.services.watch.model import WatchResult
+from forkkit.services.watch.render_history import render_history
 
 _PROOF = {True: "valid", False: "**not valid**", None: "not run"}
 

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from forkkit.commands.watch.history import History
 from forkkit.output.report import md_table
+from forkkit.services.watch.history import History
 
 
 def render_history(history: History) -> str:

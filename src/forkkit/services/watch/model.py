@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from forkkit.commands.watch.history import History
 from forkkit.output.verdicts import ExitTable
 from forkkit.services.rebase.model import RebaseResult
+from forkkit.services.watch.history import History
 
 Verdict = Literal["current", "carries", "conflict", "absorbed"]
 # The one table of the verdicts: exit code and meaning. --help, the advice,
