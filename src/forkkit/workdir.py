@@ -13,6 +13,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -80,6 +81,11 @@ class Workdir:
     def report_dir(self, stem: str) -> Path:
         """The published report folder of one command (``reports/STEM``)."""
         return self.reports / stem
+
+    def timings_file(self, name: str) -> Path:
+        """The measured test-file times of one upstream (``name``: its label,
+        made a file name): what the next split of its runs packs by."""
+        return self.root / "timings" / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', name)}.json"
 
     def proof_dir(self, fix_id: str, *, out: Path | None = None) -> Path:
         """Where one fix's red/green report is published: ``FOLDER/<fix-id>``,

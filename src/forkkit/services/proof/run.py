@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -203,6 +202,7 @@ def prove(
     fix: str | None = None,
     fixes: FixSet | None = None,
     cache: ResultCache | None = None,
+    timings: Timings | None = None,
 ) -> RedGreenResult[SuiteRun]:
     """Fix ``fix`` (None: the only one, or the series as one unit) proven:
     red is the fork without its runtime hunks (or with ``base``'s runtime
@@ -228,7 +228,7 @@ def prove(
             cache=cache or ResultCache(line.work.results, fresh=fresh),
             stream=stream,
         )
-        timings = project_timings(line, tree)
+        timings = timings or project_timings(line, tree)
         evidence = _gather(tree, plan, settings, parallel=parallel, timings=timings)
         evidence = _checked(
             tree, plan, settings, evidence=evidence, checks=checks, parallel=parallel
@@ -262,9 +262,8 @@ def project_timings(line: Line, tree: ForkTree) -> Timings:
     """The measured test-file times on ``tree``'s upstream (one file per
     release or commit: the same test file takes another time on another
     release), seeded by the project's committed ``test_durations.json``."""
-    name = re.sub(r"[^A-Za-z0-9.+-]+", "_", tree.upstream_label)
-    root = line.work.root / "timings" / f"{name}.json"
-    return Timings(root, seed=line.root / SEED_FILE)
+    path = line.work.timings_file(tree.upstream_label)
+    return Timings(path, seed=line.root / SEED_FILE)
 
 
 def _result(
