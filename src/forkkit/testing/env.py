@@ -226,14 +226,45 @@ def _digest_store(venv: Path) -> Path:
     return venv.with_name(f"{venv.name}.digest.json")
 
 
-def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
-    """Build the venv once per requirement set and reuse it.
+@dataclass(frozen=True, kw_only=True)
+class Bench:
+    """Where a proof's runs run: the line's CPU venv (the default bench, no
+    name), or an interpreter named on the command line beside it (a GPU
+    runner's venv), whose reports and timings are its own
+    (``reports/red_green@NAME``)."""
+
+    name: str = ""
+    python: Path | None = None
+
+
+CPU = Bench()
+
+
+def _external(cfg: ForkConfig, python: str, *, key: str) -> TestEnv:
+    """An existing interpreter's environment. The caller's variables win over
+    ``[testenv] env``: a GPU runner sets VLLM_TARGET_DEVICE=cuda over
+    fork.toml's CPU setting."""
+    return TestEnv(
+        python=Path(python),
+        env={k: v for k, v in cfg.testenv.env.items() if k not in os.environ},
+        key=key,
+        deselect=cfg.testenv.deselect,
+        passed=(*cfg.testenv.pass_env, *EXTERNAL_PASSED, *cfg.testenv.env),
+        store=external_store(python),
+    )
+
+
+def ensure_testenv(cfg: ForkConfig, tree: Path, *, bench: Bench = CPU) -> TestEnv:
+    """Build the venv once per requirement set and reuse it; a bench's own
+    interpreter instead when it names one (:class:`Bench`).
 
     ``FORKKIT_TESTENV_PYTHON`` points at an existing interpreter instead (a GPU
     runner's environment, say); variables the caller set win over
     ``[testenv] env``. Torch is installed first and constrained, so no
     requirement can pull in a CUDA build.
     """
+    if bench.python is not None:
+        return _external(cfg, str(bench.python), key=f"external:{bench.name}")
     override = os.environ.get("FORKKIT_TESTENV_PYTHON")
     if override:
         if not os.access(override, os.X_OK):
@@ -241,16 +272,7 @@ def ensure_testenv(cfg: ForkConfig, tree: Path) -> TestEnv:
                 f"{override}: FORKKIT_TESTENV_PYTHON is not an executable "
                 "interpreter; fix or unset it"
             )
-        # For an external interpreter the caller's environment wins: a GPU
-        # runner sets VLLM_TARGET_DEVICE=cuda over fork.toml's CPU setting.
-        return TestEnv(
-            python=Path(override),
-            env={k: v for k, v in cfg.testenv.env.items() if k not in os.environ},
-            key="external",
-            deselect=cfg.testenv.deselect,
-            passed=(*cfg.testenv.pass_env, *EXTERNAL_PASSED, *cfg.testenv.env),
-            store=external_store(override),
-        )
+        return _external(cfg, override, key="external")
     key = env_key(cfg, tree)
     venv = _venv(cfg, key)
     ready = TestEnv(

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import re
 from pathlib import Path
 
 from forkkit.cliopts import (
@@ -19,6 +21,7 @@ from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.proof.lines import LINES_STEM
 from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.summary import SUMMARY_STEM
+from forkkit.testing.env import CPU, Bench
 
 
 def _add_line_options(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +43,10 @@ def _add_line_options(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``forkkit red-green`` options; pytest's after ``--``."""
     parser.description = (
-        "Prove the fix: the fork's tests with the runtime files at upstream base "
-        "or at --base (red), and one run on the fix of the related suites plus "
-        "those tests (green is read from it); unchanged runs come from the "
+        "Prove each fix alone: its tests on the fork without its runtime hunks "
+        "(or with --base's runtime files: red) and on the fork (green), the "
+        "same pytest invocation, and the related suites on the fork, a run of "
+        "their own that decides PASS_TO_PASS; unchanged runs come from the "
         "result cache. "
         "Arguments after '--' go to pytest, e.g. 'forkkit red-green -- -k mamba'."
     )
@@ -87,6 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_base_options(parser)
     _add_check_options(parser)
+    _add_bench_options(parser)
     parser.add_argument("pytest_args", nargs="*", help="after '--': pytest options")
 
 
@@ -107,6 +112,53 @@ def _add_base_options(parser: argparse.ArgumentParser) -> None:
         "such as 0002, or its position in the series from 1): proves the "
         "patches after it alone",
     )
+
+
+def _add_bench_options(parser: argparse.ArgumentParser) -> None:
+    """Another interpreter beside the line's own venv: a GPU runner's."""
+    parser.add_argument(
+        "--python",
+        type=Path,
+        metavar="PATH",
+        help="run every test with this interpreter (a GPU runner's venv, with "
+        "vLLM's requirements installed) instead of the line's CPU venv; its "
+        "reports go to <workdir>/reports/red_green@BENCH and its timings are "
+        "its own, so the CPU proof's stay as they are",
+    )
+    parser.add_argument(
+        "--bench",
+        metavar="NAME",
+        help="the name of --python's bench in report folders (default: the "
+        "name of its venv folder, e.g. 'gpu' for /opt/gpu/bin/python)",
+    )
+
+
+def _bench(args: argparse.Namespace) -> Bench:
+    """The bench ``--python`` and ``--bench`` name (the CPU venv: neither)."""
+    if args.python is None:
+        if args.bench is not None:
+            raise ForkkitError("--bench names the bench of --python PATH; give it")
+        return CPU
+    python = args.python.absolute()
+    if not (python.is_file() and os.access(python, os.X_OK)):
+        raise ForkkitError(f"--python {args.python}: not an executable interpreter")
+    name = args.bench if args.bench is not None else _venv_name(python)
+    if not _BENCH_NAME.fullmatch(name):
+        raise ForkkitError(
+            f"--bench {name!r}: a bench name is letters, digits, '.', '_' or '-' "
+            "(at most 32, not starting with '.' or '-'); pick one with --bench"
+        )
+    return Bench(name=name, python=python)
+
+
+_BENCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}")
+
+
+def _venv_name(python: Path) -> str:
+    """A bench name from the interpreter's venv folder (``/opt/gpu/bin/python``:
+    ``gpu``, ``.venv``: ``venv``), made a valid one."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", python.parent.parent.name)
+    return name.lstrip(".-")[:32] or "python"
 
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
@@ -175,6 +227,7 @@ def request(args: argparse.Namespace) -> Request:
         checks=_checks(args),
         base=args.base,
         base_patch=args.base_patch,
+        bench=_bench(args),
     )
 
 

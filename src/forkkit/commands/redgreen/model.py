@@ -9,6 +9,7 @@ from typing import Literal
 
 from forkkit.output.verdicts import ExitTable
 from forkkit.services.proof.model import ProofChecks
+from forkkit.testing.env import CPU, Bench
 
 Verdict = Literal["proven", "unproven"]
 EXITS: ExitTable[Verdict] = ExitTable(
@@ -42,3 +43,4 @@ class Request:
     checks: ProofChecks
     base: str | None
     base_patch: str | None
+    bench: Bench = CPU  # the line's venv, or --python's interpreter

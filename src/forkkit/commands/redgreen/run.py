@@ -42,6 +42,8 @@ from forkkit.testing.cache import ResultCache
 from forkkit.testing.env import ensure_testenv, prewarm
 from forkkit.testing.forkruns import SuiteRun, clean_once, require_committed
 from forkkit.testing.importdigest import warm
+from forkkit.testing.shards import Timings
+from forkkit.workdir import PROOF_STEM
 
 
 def _base(req: Request, tree: ForkTree) -> str | None:
@@ -70,8 +72,17 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     line = Line.of(cfg)
     fixes = line.fixes
     chosen = _chosen(fixes, req)
-    prewarm(cfg, req.dest or cfg.work.fork)  # the venv's digest, meanwhile
+    bench = req.bench
+    if bench.python is None:
+        prewarm(cfg, req.dest or cfg.work.fork)  # the venv's digest, meanwhile
     tree = materialize(cfg, dest=req.dest)
+    env = functools.cache(lambda: ensure_testenv(cfg, tree.path, bench=bench))
+    # a bench's reports and timings are its own: the CPU proof's stay
+    out, timings = req.out, project_timings(line, tree)
+    if bench.name:
+        out = out or line.work.report_dir(f"{PROOF_STEM}@{bench.name}")
+        path = line.work.timings_file(f"{tree.upstream_label}@{bench.name}")
+        timings = Timings(path)
     base = _base(req, tree)
     # sampled (0.2 s) only when something is to run: a rerun never waits
     parallel = functools.cache(functools.partial(resolve_parallel, req.parallel))
@@ -84,9 +95,9 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
         # before the venv: a tree that cannot be proven never waits for a build
         require_committed(tree.repo, "red-green")
         how = Ahead(
-            env=ensure_testenv(cfg, tree.path),
+            env=env(),
             cache=cache,
-            timings=project_timings(line, tree),
+            timings=timings,
             pytest_args=tuple(req.pytest_args),
             timeout=req.timeout,
             related=req.related,
@@ -115,15 +126,17 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             fix=fix.id,
             fixes=fixes,
             cache=cache,
+            env=env(),
+            timings=timings,
         )
 
     with clean_once():  # the fork tree's uncommitted-changes check, once
         if req.fix is not None:  # that fix's report alone is replaced
             return prove_one_fix(
-                line, chosen[0], fixes.fixes, out=req.out, prove_one=prove_one
+                line, chosen[0], fixes.fixes, out=out, prove_one=prove_one
             )
         return prove_fixes(
-            line, chosen, out=req.out, prove_one=prove_one, ahead=ahead_or_none
+            line, chosen, out=out, prove_one=prove_one, ahead=ahead_or_none
         )
 
 
@@ -146,10 +159,11 @@ class Lines:
 def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
     """Each line (this one, then ``[line] also``) proven as ``red-green``
     proves one; the table of every fix on every line in ``reports/lines``."""
-    if req.fix or req.tests or req.out or req.dest or req.base or req.base_patch:
+    one_line = (req.fix, req.tests, req.out, req.dest, req.base, req.base_patch)
+    if any(one_line) or req.bench.python is not None:
         raise ForkkitError(
             "--all-lines proves every fix of every line: drop --fix, --tests, "
-            "--out, --dest and --base (use them on one line's config)"
+            "--out, --dest, --base and --python (use them on one line's config)"
         )
     configs = every_line(cfg)
     stop = threading.Event()
