@@ -37,13 +37,10 @@ class WorkdirBusy(ForkkitError):
 
 @dataclass(frozen=True)
 class Workdir:
-    """The folder forkkit materializes into (``.forkkit`` by default).
-
-    A named upstream line (``[line] name``) keeps its own fork tree, run and
-    report folders, rebase and reconcile repositories under
-    ``lines/NAME/``, so proving one line never rebuilds or overwrites
-    another; the sdist cache, extracted upstreams, venvs and the result cache
-    (all keyed by their content) are shared, as is the lock."""
+    """The folder forkkit materializes into (``.forkkit`` by default). A
+    named line (``[line] name``) keeps its own fork tree, run and report
+    folders, rebase and reconcile repositories under ``lines/NAME/``; the
+    sdist cache, upstreams, venvs, result cache and lock are shared."""
 
     root: Path
     line: str = ""  # "" : the default line, at the top of the workdir
@@ -83,8 +80,7 @@ class Workdir:
         return self.reports / stem
 
     def timings_file(self, name: str) -> Path:
-        """The measured test-file times of one upstream (``name``: its label,
-        made a file name): what the next split of its runs packs by."""
+        """One upstream's measured test-file times (``name``: its label)."""
         return self.root / "timings" / f"{re.sub(r'[^A-Za-z0-9.+-]+', '_', name)}.json"
 
     def proof_dir(self, fix_id: str, *, out: Path | None = None) -> Path:

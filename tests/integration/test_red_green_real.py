@@ -52,7 +52,6 @@ def test_each_seed_fix_is_proven_alone(
             out_dir=out,
             stream=False,
             fix=fix.id,
-            fixes=fixes,
             cache=cache,
         )
         assert result.valid, "\n".join(result.problems)

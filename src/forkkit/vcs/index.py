@@ -59,11 +59,13 @@ class ScratchIndex:
         reverse: bool = False,
         check: bool = False,
         three_way: bool = False,
+        strip: int = 1,
     ) -> ApplyResult:
         """Apply a patch (a file or its text) to the index only (``check``:
         only say whether it would apply; ``three_way``: merge with the
-        preimage blobs where the context moved)."""
-        args = ["apply", "--cached", *(["-R"] if reverse else [])]
+        preimage blobs where the context moved; ``strip``: leading path
+        components to drop, ``-p``)."""
+        args = ["apply", "--cached", f"-p{strip}", *(["-R"] if reverse else [])]
         args += ["--check"] if check else []
         args += ["--3way"] if three_way else []
         if isinstance(patch, Path):

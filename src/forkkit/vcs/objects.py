@@ -117,11 +117,25 @@ class Objects(GitBound):
         out = self._git.kept_out("diff", "--name-only", revs=[a, b])
         return out.strip().splitlines()
 
-    def diff(self, *, a: str, b: str | None = None, paths: Sequence[str] = ()) -> str:
-        """A full-index unified diff from ``a`` to ``b`` (the work tree if None)."""
+    def diff(
+        self,
+        *,
+        a: str,
+        b: str | None = None,
+        paths: Sequence[str] = (),
+        renames: bool = True,
+    ) -> str:
+        """A full-index unified diff from ``a`` to ``b`` (the work tree if
+        None); ``renames=False``: a moved file is a deletion and an addition."""
         revs = [a] if b is None else [a, b]
         args = ["diff", "--no-color", "--full-index", "--binary"]
+        args += [] if renames else ["--no-renames"]
         return self._git.run(*args, operands=revs, paths=paths).stdout
+
+    def files_changed(self, a: str, b: str) -> list[str]:
+        """Every path that differs between two trees, a moved file's both."""
+        out = self._git.kept_out("diff", "--no-renames", "--name-only", revs=[a, b])
+        return out.strip().splitlines()
 
     def grep_files(
         self, rev: str, patterns: Sequence[str], paths: Sequence[str]

@@ -8,11 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forkkit.commands.fix.model import EXITS, NewFix
-from forkkit.commands.fix.run import add_fix
+from forkkit.commands.fix.run import AS_IS, add_fix
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome
 from forkkit.patches.fixes import check_fix_id
+from forkkit.patches.plaindiff import (
+    DEFAULT_AUTHOR,
+    Import,
+    check_field,
+    check_message,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="fix_command", metavar="add", required=True)
     add = sub.add_parser(
         "add",
-        help="add a fix made of git format-patch files (or an mbox)",
+        help="add a fix made of git format-patch files (or an mbox), or of a "
+        "plain diff",
         description="Add a fix: its patches get the trailer 'Forkkit-Fix: ID' and "
         "follow the series, they must apply on the fork, the fix's runtime files "
         "and tests are derived from them and related suites suggested (the "
@@ -29,10 +36,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "in one transaction.",
     )
     add.add_argument("id", help="the fix's id: lowercase letters, digits, . _ -")
-    add.add_argument("patches", nargs="+", type=Path, help="git format-patch files")
+    add.add_argument(
+        "patches",
+        nargs="+",
+        type=Path,
+        help="git format-patch files, an mbox, or a plain unified diff",
+    )
     add.add_argument("--title", default="", help="default: its first patch's subject")
     add.add_argument("--forwarded", default="", help="the upstream PR it is, a URL")
     add.add_argument("--origin", default="", help="where it comes from")
+    _add_import_options(add)
     add.add_argument(
         "--related",
         nargs="*",
@@ -42,11 +55,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_import_options(add: argparse.ArgumentParser) -> None:
+    """How a plain diff (not format-patch output) becomes patches."""
+    group = add.add_argument_group(
+        "a plain diff (git diff, diff -ruN, a -p0 diff with labels)",
+        "git reads it onto the fork's HEAD; each patch made of it names its "
+        "source file (and part) in its message",
+    )
+    group.add_argument(
+        "--author",
+        default=DEFAULT_AUTHOR,
+        help=f"its patches' author, 'Name <email>' (default: '{DEFAULT_AUTHOR}': "
+        "name the vendor)",
+    )
+    group.add_argument("--subject", help="default: 'Import FILE' (and the part)")
+    group.add_argument("--message", help="default: 'Imported from FILE, a plain diff.'")
+    group.add_argument(
+        "--split",
+        choices=["files", "dirs"],
+        help="one patch per file, or per top-level folder (default: one patch)",
+    )
+
+
+def _import(args: argparse.Namespace) -> Import:
+    return Import(
+        author=check_field(args.author, option="--author"),
+        subject=check_field(args.subject, option="--subject") if args.subject else "",
+        message=check_message(args.message) if args.message else "",
+        split=args.split or "none",
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Request:
     new: NewFix
     files: tuple[Path, ...]
     related: tuple[str, ...] | None  # None: suggested
+    how: Import = AS_IS  # a plain diff's patches
 
 
 def request(args: argparse.Namespace) -> Request:
@@ -62,12 +107,13 @@ def request(args: argparse.Namespace) -> Request:
         ),
         files=tuple(args.patches),
         related=tuple(args.related) if args.related is not None else None,
+        how=_import(args),
     )
 
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
     """Add the fix; what was derived, and the next command."""
-    added = add_fix(cfg, new=req.new, files=req.files, related=req.related)
+    added = add_fix(cfg, new=req.new, files=req.files, related=req.related, how=req.how)
     fix = added.fix
     shown = ", ".join(fix.related_suites) or "(none)"
     more = added.related_found - len(fix.related_suites)

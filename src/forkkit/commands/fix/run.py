@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -33,6 +33,15 @@ from forkkit.fork.seriesfiles import load_series, read_series_text
 from forkkit.fork.tree import apply_failure, materialize
 from forkkit.patches.fixes import Fix, FixDecl, assign
 from forkkit.patches.paths import is_test_module
+from forkkit.patches.plaindiff import (
+    Import,
+    check_plain,
+    is_mail,
+    part_mail,
+    parts,
+    raw_hunk,
+    unlabelled,
+)
 from forkkit.patches.series import (
     Patch,
     Series,
@@ -41,8 +50,10 @@ from forkkit.patches.series import (
 )
 from forkkit.txn import FileTransaction
 from forkkit.vcs import Repo
+from forkkit.vcs.apply import ApplyResult
 
 SUGGESTED = 12  # related suites suggested at most
+AS_IS = Import()  # a plain diff: one patch, the default author and message
 
 
 @dataclass(frozen=True)
@@ -71,19 +82,80 @@ def _slug(subject: str) -> str:
     return f"{words[:52].rstrip('-') or 'patch'}.patch"
 
 
-def _mails(files: Sequence[Path], fix_id: str, *, first: int) -> list[tuple[str, str]]:
-    """``(file name, text)`` of every new patch, trailer added, numbered."""
+def _mails(
+    files: Sequence[Path], fix_id: str, *, first: int, plain: _Plain
+) -> list[tuple[str, str]]:
+    """``(file name, text)`` of every new patch, trailer added, numbered: a
+    plain diff's through ``plain`` (its parts)."""
     out: list[tuple[str, str]] = []
     for src in files:
-        mails = split_mails(_read(src), where=str(src))
-        for mail in mails:
+        raw = _read(src)
+        if is_mail(raw):
+            mails = [("", m) for m in split_mails(raw, where=str(src))]
+        else:
+            mails = plain(raw, src)
+        for hint, mail in mails:
             text = with_fix_trailer(mail, fix_id, where=str(src))
             if len(mails) == 1:
                 name = src.name
             else:
-                name = _slug(parse_patch_text(text, src).subject)
+                name = _slug(hint or parse_patch_text(text, src).subject)
             out.append((numbered(name, first + len(out)), text))
     return out
+
+
+_Plain = Callable[[str, Path], list[tuple[str, str]]]
+
+
+def _plain(repo: Repo, head: str, *, how: Import, label: str) -> _Plain:
+    """A plain diff's parts as mails: git reads it onto ``head`` (``-p1``,
+    else ``-p0``) in a scratch index, and each part of what it gives is
+    diffed back out (a rename: a deletion and an addition)."""
+
+    def parts_of(text: str, src: Path) -> list[tuple[str, str]]:
+        check_plain(text, where=str(src))
+        text = unlabelled(text)
+        with repo.scratch_index("fix-import") as index:
+            index.read_tree(head)
+            tried = [(p, index.apply(text, check=True, strip=p)) for p in (1, 0)]
+            strip = next((p for p, r in tried if r.ok), None)
+            if strip is None:
+                raise _raw_failure(src, text, tried=[r for _, r in tried], label=label)
+            index.apply(text, strip=strip)
+            new = index.write_tree()
+        cut = parts(repo.files_changed(head, new), how.split)
+        if not cut[0].paths:
+            raise ForkkitError(f"{src}: changes nothing on {label}; nothing to add")
+        return [
+            (
+                part.name,
+                part_mail(
+                    repo.diff(a=head, b=new, paths=part.paths, renames=False),
+                    how=how,
+                    source=src.name,
+                    part=part,
+                    index=(i, len(cut)),
+                ),
+            )
+            for i, part in enumerate(cut, 1)
+        ]
+
+    return parts_of
+
+
+def _raw_failure(
+    src: Path, text: str, *, tried: Sequence[ApplyResult], label: str
+) -> ForkkitError:
+    """One line naming the file and hunk of a plain diff that does not
+    apply (the ``-p`` that got furthest: a hunk, not a missing file)."""
+    result = next((r for r in tried if r.kind == "hunk"), tried[0])
+    if result.kind == "hunk":
+        where = raw_hunk(text, result.path, result.line)
+        return ForkkitError(
+            f"{src}: {where} does not apply to {label}; nothing written"
+        )
+    detail = f"{result.path}: {result.kind}" if result.path else result.message
+    return ForkkitError(f"{src}: does not apply to {label} ({detail}); nothing written")
 
 
 def _staged(cfg: ForkConfig, mails: list[tuple[str, str]], folder: Path) -> list[Patch]:
@@ -149,6 +221,7 @@ def add_fix(
     new: NewFix,
     files: Sequence[Path],
     related: Sequence[str] | None,
+    how: Import = AS_IS,
 ) -> Added:
     """Add the fix ``new`` made of ``files``; ``related``: the related suites
     (None: suggested from the imports)."""
@@ -159,10 +232,11 @@ def add_fix(
         )
     series = load_series(cfg.series_file, cfg.patches_dir)
     tree = materialize(cfg)
-    mails = _mails(files, new.id, first=_next_number(series))
+    head = tree.repo.rev("HEAD") or tree.head
+    plain = _plain(tree.repo, head, how=how, label=tree.upstream_label)
+    mails = _mails(files, new.id, first=_next_number(series), plain=plain)
     with cfg.work.scratch_folder("fix-add") as tmp:  # a killed one's: pruned
         patches = _staged(cfg, mails, tmp)
-        head = tree.repo.rev("HEAD") or tree.head
         _applies(tree.repo, head, patches=patches, label=tree.upstream_label)
         decl = FixDecl(
             id=new.id, title=new.title, forwarded=new.forwarded, origin=new.origin

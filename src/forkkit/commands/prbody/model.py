@@ -65,7 +65,9 @@ def upstream_rev(doc: ProofDoc) -> str:
     The upstream commit when the report knows it, the release tag
     (``vX.Y.Z``) of an sdist pin, else the git source's revision.
     """
-    if doc.upstream.commit:
+    if doc.upstream.pin is not None:  # typed: nothing parsed back
+        return doc.upstream.commit or doc.upstream.pin.checkout_rev or "BASE"
+    if doc.upstream.commit:  # a report made before the typed pin
         return doc.upstream.commit
     ident = doc.upstream.ident
     version = sdist_version(ident)

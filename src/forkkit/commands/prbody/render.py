@@ -31,6 +31,7 @@ from forkkit.commands.prbody.render_guard import (
 )
 from forkkit.commands.prbody.render_reconcile import reconcile_md
 from forkkit.commands.prbody.render_upstream import upstream_md
+from forkkit.output.mdtext import md_text
 from forkkit.output.report import md_table
 from forkkit.services.proof.doc import FileRef, ProofDoc
 from forkkit.services.repro.doc import ReproDoc
@@ -314,11 +315,23 @@ def _blob(value: str | None) -> str:
     return f"`{value}`" if value else "(absent)"
 
 
+def _pin_text(rg: ProofDoc) -> str:
+    """How the PR names the pin: the sdist's sha256, or the git commit and
+    where it is from (a local repository by its name, never its path)."""
+    typed = rg.upstream.pin
+    if typed is None:  # a report made before the typed pin
+        ident = rg.upstream.ident
+        sha = sdist_sha256(ident)
+        return f"sdist sha256 `{sha}`" if sha else f"`{ident}`"
+    if typed.sha256:
+        return f"sdist sha256 `{typed.sha256}`"
+    at = typed.commit or typed.rev
+    return f"git commit `{at}` of {md_text(typed.url)}"
+
+
 def _provenance(rg: ProofDoc) -> list[str]:
     """The pin, the trees that ran, and every tested file's blob ids."""
-    ident = rg.upstream.ident
-    sha = sdist_sha256(ident)
-    pin = f"sdist sha256 `{sha}`" if sha else f"`{ident}`"
+    pin = _pin_text(rg)
     out = [
         "### Provenance",
         "",

@@ -21,7 +21,6 @@ from forkkit.output.outcome import Outcome, Shown
 from forkkit.services.proof.lines import LINES_STEM
 from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.summary import SUMMARY_STEM
-from forkkit.testing.env import CPU, Bench
 
 
 def _add_line_options(parser: argparse.ArgumentParser) -> None:
@@ -133,12 +132,13 @@ def _add_bench_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _bench(args: argparse.Namespace) -> Bench:
-    """The bench ``--python`` and ``--bench`` name (the CPU venv: neither)."""
+def _bench(args: argparse.Namespace) -> tuple[Path | None, str]:
+    """The interpreter ``--python`` names and its bench's name (the line's
+    venv: neither)."""
     if args.python is None:
         if args.bench is not None:
             raise ForkkitError("--bench names the bench of --python PATH; give it")
-        return CPU
+        return None, ""
     python = args.python.absolute()
     if not (python.is_file() and os.access(python, os.X_OK)):
         raise ForkkitError(f"--python {args.python}: not an executable interpreter")
@@ -148,7 +148,7 @@ def _bench(args: argparse.Namespace) -> Bench:
             f"--bench {name!r}: a bench name is letters, digits, '.', '_' or '-' "
             "(at most 32, not starting with '.' or '-'); pick one with --bench"
         )
-    return Bench(name=name, python=python)
+    return python, name
 
 
 _BENCH_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}")
@@ -212,7 +212,10 @@ def _checks(args: argparse.Namespace) -> ProofChecks:
 
 
 def request(args: argparse.Namespace) -> Request:
+    python, bench = _bench(args)
     return Request(
+        python=python,
+        bench=bench,
         dest=args.dest,
         fix=args.fix,
         all_lines=args.all_lines,
@@ -227,7 +230,6 @@ def request(args: argparse.Namespace) -> Request:
         checks=_checks(args),
         base=args.base,
         base_patch=args.base_patch,
-        bench=_bench(args),
     )
 
 

@@ -9,7 +9,6 @@ from typing import Literal
 
 from forkkit.output.verdicts import ExitTable
 from forkkit.services.proof.model import ProofChecks
-from forkkit.testing.env import CPU, Bench
 
 Verdict = Literal["proven", "unproven"]
 EXITS: ExitTable[Verdict] = ExitTable(
@@ -43,4 +42,6 @@ class Request:
     checks: ProofChecks
     base: str | None
     base_patch: str | None
-    bench: Bench = CPU  # the line's venv, or --python's interpreter
+    # --python's interpreter and its bench's name (None: the line's venv)
+    python: Path | None = None
+    bench: str = ""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,7 @@ from forkkit.services.proof.summary import (
     render_summary,
 )
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.env import ensure_testenv, prewarm
+from forkkit.testing.env import Bench, TestEnv, ensure_testenv, prewarm
 from forkkit.testing.forkruns import SuiteRun, clean_once, require_committed
 from forkkit.testing.importdigest import warm
 from forkkit.testing.shards import Timings
@@ -67,28 +67,34 @@ def _chosen(fixes: FixSet, req: Request) -> tuple[Fix, ...]:
     return chosen
 
 
+def _bench_places(
+    line: Line, tree: ForkTree, req: Request
+) -> tuple[Path | None, Timings, Callable[[], TestEnv]]:
+    """Where the proofs are published, their timings kept, and the test
+    environment (made on first use): a bench's are its own
+    (``reports/red_green@NAME``), so the CPU proof's stay as they are."""
+    name, bench = req.bench, Bench(name=req.bench, python=req.python)
+    env = functools.cache(lambda: ensure_testenv(line.config, tree.path, bench=bench))
+    if not name:
+        return req.out, project_timings(line, tree), env
+    out = req.out or line.work.report_dir(f"{PROOF_STEM}@{name}")
+    path = line.work.timings_file(f"{tree.upstream_label}@{name}")
+    return out, Timings(path), env
+
+
 def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     """Every fix of ``cfg``'s line proven alone (or ``--fix``'s)."""
     line = Line.of(cfg)
-    fixes = line.fixes
-    chosen = _chosen(fixes, req)
-    bench = req.bench
-    if bench.python is None:
+    chosen = _chosen(line.fixes, req)
+    if req.python is None:
         prewarm(cfg, req.dest or cfg.work.fork)  # the venv's digest, meanwhile
     tree = materialize(cfg, dest=req.dest)
-    env = functools.cache(lambda: ensure_testenv(cfg, tree.path, bench=bench))
-    # a bench's reports and timings are its own: the CPU proof's stay
-    out, timings = req.out, project_timings(line, tree)
-    if bench.name:
-        out = out or line.work.report_dir(f"{PROOF_STEM}@{bench.name}")
-        path = line.work.timings_file(f"{tree.upstream_label}@{bench.name}")
-        timings = Timings(path)
+    out, timings, env = _bench_places(line, tree, req)
     base = _base(req, tree)
     # sampled (0.2 s) only when something is to run: a rerun never waits
     parallel = functools.cache(functools.partial(resolve_parallel, req.parallel))
     nothing_runs = False  # every run of every fix is in the cache already
-    # one cache for every fix: with --fresh, a run made now serves them all
-    cache = ResultCache(cfg.work.results, fresh=req.fresh)
+    cache = ResultCache(cfg.work.results, fresh=req.fresh)  # one for every fix
 
     def ahead() -> None:  # every fix's runs packed onto the cores at once
         nonlocal nothing_runs
@@ -104,11 +110,10 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             base=base,
             may_pack=parallel,
         )
-        nothing_runs = run_ahead(line, tree, fixes=fixes, chosen=chosen, how=how)
+        nothing_runs = run_ahead(line, tree, fixes=line.fixes, chosen=chosen, how=how)
 
     ahead_or_none = None if req.tests or req.parallel == "off" else ahead
-    checks = req.checks  # the hunk matrix and repeats run beyond the ahead's
-    more = checks.hunks or checks.strict_hunks or checks.repeat > 0
+    more = req.checks.hunks or req.checks.repeat > 0  # runs beyond the ahead's
 
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
         return prove(
@@ -124,7 +129,6 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
             checks=req.checks,
             base=base,
             fix=fix.id,
-            fixes=fixes,
             cache=cache,
             env=env(),
             timings=timings,
@@ -133,7 +137,7 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     with clean_once():  # the fork tree's uncommitted-changes check, once
         if req.fix is not None:  # that fix's report alone is replaced
             return prove_one_fix(
-                line, chosen[0], fixes.fixes, out=out, prove_one=prove_one
+                line, chosen[0], line.fixes.fixes, out=out, prove_one=prove_one
             )
         return prove_fixes(
             line, chosen, out=out, prove_one=prove_one, ahead=ahead_or_none
@@ -160,7 +164,7 @@ def prove_all_lines(cfg: ForkConfig, req: Request) -> Lines:
     """Each line (this one, then ``[line] also``) proven as ``red-green``
     proves one; the table of every fix on every line in ``reports/lines``."""
     one_line = (req.fix, req.tests, req.out, req.dest, req.base, req.base_patch)
-    if any(one_line) or req.bench.python is not None:
+    if any(one_line) or req.python is not None:
         raise ForkkitError(
             "--all-lines proves every fix of every line: drop --fix, --tests, "
             "--out, --dest, --base and --python (use them on one line's config)"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from forkkit.output.report import PROOF, Report
+from forkkit.pin import PinDoc
 from forkkit.services.proof.model import HunkCheck, Mode, RedGreenResult
 from forkkit.services.proof.recipe import RUNTIME_FROM_BASE, RedRecipe
 from forkkit.testing.causes import failure_causes
@@ -30,6 +31,7 @@ class Upstream:
     ident: str  # the pin: sdist name, version and sha256 (or git URL@rev)
     label: str = ""
     commit: str | None = None
+    pin: PinDoc | None = None  # the same pin, typed (read it, not ident)
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,7 @@ def proof_doc(r: Result) -> ProofDoc:
         notes=tuple(r.notes),
         title=r.title,
         fork_path=str(r.fork_path),
-        upstream=Upstream(r.upstream, r.upstream_label, r.upstream_commit),
+        upstream=Upstream(r.upstream, r.upstream_label, r.upstream_commit, r.pin),
         base=TreeRef(r.base, r.base_tree),
         base_label=r.base_label,
         red_recipe=r.red_recipe,

@@ -12,6 +12,7 @@ from forkkit.patches.fixes import Fix
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.patches.testids import covers, node_id, target_file
+from forkkit.pin import PinDoc
 from forkkit.services.proof.recipe import RUNTIME_FROM_BASE, RedRecipe
 from forkkit.testing.classify import (
     Classification,
@@ -175,6 +176,7 @@ class RedGreenResult(Generic[R]):
     testenv_key: str = ""  # the test env's build key (fork.toml [testenv], pin)
     packages: str = ""  # sha256 of its installed distributions (name==version)
     fix: Fix | None = None  # the fix this proof is of
+    pin: PinDoc | None = None  # the upstream pin, typed (ProofSpec.pin)
 
     @property
     def valid(self) -> bool:

@@ -5,7 +5,7 @@ settings every one of its pytest runs shares."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet, focused_targets, red_commit
@@ -15,6 +15,7 @@ from forkkit.line import Line
 from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.patches.testids import target_file
+from forkkit.pin import PinDoc
 from forkkit.services.proof.model import (
     UPSTREAM_BASE,
     FileBlob,
@@ -48,6 +49,7 @@ class ProofSpec:
     carried: tuple[str, ...] = ()
     # a guard's recorded tests (patches/retired.toml): each must pass
     recorded: tuple[str, ...] = ()
+    pin: PinDoc | None = None  # the upstream the fork is built on
 
     @property
     def guard(self) -> bool:
@@ -117,6 +119,7 @@ def make_proof_spec(
         base_label=label,
         carried=_carried(repo, targets, upstream=upstream),
         recorded=recorded_tests(line, fix.id) if guard else (),
+        pin=replace(line.upstream.doc(), commit=tree.upstream_commit or ""),
     )
     return _PLANS[key]
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forkkit.fork.fixes import FixSet
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.line import Line
 from forkkit.output.progress import say
@@ -200,7 +199,6 @@ def prove(
     checks: ProofChecks = NO_CHECKS,
     base: str | None = None,
     fix: str | None = None,
-    fixes: FixSet | None = None,
     cache: ResultCache | None = None,
     timings: Timings | None = None,
 ) -> RedGreenResult[SuiteRun]:
@@ -212,10 +210,9 @@ def prove(
     start = time.monotonic()
     for old in tree.repo.prune_stale_worktrees():  # even when every run is cached
         say(f"removed stale worktree {old}")
-    fixes = fixes or line.fixes
-    unit = fixes.one(fix)
+    unit = line.fix(fix)
     plan = make_proof_spec(
-        line, tree, tests, related=related, base=base, fixes=fixes, fix=unit
+        line, tree, tests, related=related, base=base, fixes=line.fixes, fix=unit
     )
     with line.work.report_folder(STEM, out=out_dir or _fix_dir(line, unit)) as folder:
         settings = ForkRuns(
@@ -289,6 +286,7 @@ def _result(
     return RedGreenResult(
         title=fix.title,
         fix=fix,
+        pin=plan.pin,
         fork_path=tree.path,
         upstream=tree.upstream,
         upstream_label=tree.upstream_label,
