@@ -114,7 +114,9 @@ _KNOWN: dict[str, frozenset[str]] = {
         }
     ),
     "patches": frozenset({"dir", "series"}),
-    "fix": frozenset({"id", "title", "forwarded", "origin", "related_suites"}),
+    "fix": frozenset(
+        {"id", "title", "forwarded", "origin", "related_suites", "proof", "reason"}
+    ),
     "testenv": frozenset(
         {"torch", "requirements", "extra", "env", "deselect", "pass_env"}
     ),
@@ -275,9 +277,29 @@ def _fixes(data: dict[str, Any], path: Path) -> tuple[FixDecl, ...]:
                 forwarded=_opt(table, "forwarded", where),
                 origin=_opt(table, "origin", where),
                 related_suites=tuple(suites),
+                untested=_untested(table, where),
             )
         )
     return tuple(out)
+
+
+def _untested(table: dict[str, Any], where: str) -> str:
+    """``proof = "none"`` with its ``reason``: a fix carried without a test."""
+    proof, reason = _opt(table, "proof", where), _opt(table, "reason", where)
+    if proof not in ("", "none", "red-green"):
+        raise ForkkitError(
+            f"{where}: proof {proof!r}: give 'none' (carried without a test, with "
+            "a reason) or leave it out"
+        )
+    if proof == "none" and not reason.strip():
+        raise ForkkitError(
+            f'{where}: proof = "none" needs a reason = "..." (why it has no test)'
+        )
+    if reason and proof != "none":
+        raise ForkkitError(
+            f'{where}: a reason is for proof = "none"; add it or drop it'
+        )
+    return reason.strip() if proof == "none" else ""
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -130,7 +130,7 @@ def test_a_diff_ruN_with_epoch_dates_creates_the_new_file(
         "@@ -0,0 +1 @@\n"
         "+X = 1\n"
     )
-    assert _add(project, "extra", str(diff), "--related") == 0
+    assert _add(project, "extra", str(diff), "--related", "--untested", "a toy") == 0
     cfg = load_config(project)
     (name,) = cfg.series_file.read_text().split()
     assert "new file mode 100644" in (cfg.patches_dir / name).read_text()

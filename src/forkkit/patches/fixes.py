@@ -40,6 +40,8 @@ class FixDecl:
     forwarded: str = ""  # the upstream PR it was proposed as (DEP-3 Forwarded)
     origin: str = ""  # where it comes from (an issue, a commit, a report)
     related_suites: tuple[str, ...] = ()  # suites that guard around it
+    # proof = "none": carried without a test, and why (DEP-3 allows it)
+    untested: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +58,7 @@ class Fix:
     test_files: tuple[str, ...]  # test modules its patches add or change
     runtime_patches: tuple[str, ...] = ()  # its patches that change runtime files
     patch_sha256: tuple[str, ...] = ()  # of each patch's text, in order
+    untested: str = ""  # declared without a test: the reason (never proven)
 
     @property
     def tests_only(self) -> bool:
@@ -149,6 +152,7 @@ def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
         forwarded=decl.forwarded,
         origin=decl.origin,
         related_suites=decl.related_suites,
+        untested=decl.untested,
         patches=tuple(p.name for p in patches),
         runtime_files=tuple(dict.fromkeys(runtime)),
         test_files=tuple(dict.fromkeys(tests)),

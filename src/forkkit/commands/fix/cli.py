@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--title", default="", help="default: its first patch's subject")
     add.add_argument("--forwarded", default="", help="the upstream PR it is, a URL")
     add.add_argument("--origin", default="", help="where it comes from")
+    add.add_argument(
+        "--untested",
+        metavar="REASON",
+        help='carry it without a test (proof = "none" in fork.toml, with '
+        "REASON): red-green names it unproven (declared) and never fails on it",
+    )
     _add_import_options(add)
     add.add_argument(
         "--related",
@@ -103,7 +109,13 @@ def request(args: argparse.Namespace) -> Request:
             )
     return Request(
         new=NewFix(
-            id=fid, title=args.title, forwarded=args.forwarded, origin=args.origin
+            id=fid,
+            title=args.title,
+            forwarded=args.forwarded,
+            origin=args.origin,
+            untested=check_field(args.untested, option="--untested")
+            if args.untested is not None
+            else "",
         ),
         files=tuple(args.patches),
         related=tuple(args.related) if args.related is not None else None,
@@ -124,6 +136,8 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
         f"  tests: {', '.join(fix.test_files) or '(none)'}",
         f"  related suites: {shown}"
         + (f" (and {more} more that import it)" if more > 0 else ""),
+        f"  proof: none ({fix.untested})" if fix.untested else "",
         f"next: forkkit red-green --fix {fix.id}",
     ]
+    lines = [ln for ln in lines if ln]
     return Outcome(code=EXITS.code("added"), out="\n".join(lines))

@@ -36,6 +36,7 @@ class NewFix:
     forwarded: str = ""
     origin: str = ""
     related_suites: tuple[str, ...] = ()
+    untested: str = ""  # --untested REASON: proof = "none"
 
 
 def split_mails(text: str, *, where: str) -> list[str]:
@@ -88,6 +89,8 @@ def fix_table(fix: NewFix) -> str:
     for key in ("title", "forwarded", "origin"):
         if value := getattr(fix, key):
             out.append(f"{key} = {_quote(value)}")
+    if fix.untested:
+        out += ['proof = "none"', f"reason = {_quote(fix.untested)}"]
     if fix.related_suites:
         out.append("related_suites = [")
         out += [f"    {_quote(s)}," for s in fix.related_suites]

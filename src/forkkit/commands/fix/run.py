@@ -209,6 +209,18 @@ def _checked_toml(cfg: ForkConfig, text: str) -> str:
     return text
 
 
+def _check_tested(fix: Fix) -> None:
+    """One line for a fix with no test that does not say so: red-green could
+    never prove it. A declared one (``--untested REASON``) is carried as is."""
+    if fix.untested or fix.test_files:
+        return
+    raise ForkkitError(
+        f"fix '{fix.id}' ({', '.join(fix.patches)}): its patches add or change no "
+        "test module; add the test that shows the fix, or carry it without one: "
+        "--untested 'WHY' (a backport, a build change, ...)"
+    )
+
+
 def _next_number(series: Series) -> int:
     """One after the highest ``NNNN-`` prefix of the series (or its length)."""
     found = [int(p.name[:4]) for p in series.patches if p.name[:4].isdigit()]
@@ -239,11 +251,16 @@ def add_fix(
         patches = _staged(cfg, mails, tmp)
         _applies(tree.repo, head, patches=patches, label=tree.upstream_label)
         decl = FixDecl(
-            id=new.id, title=new.title, forwarded=new.forwarded, origin=new.origin
+            id=new.id,
+            title=new.title,
+            forwarded=new.forwarded,
+            origin=new.origin,
+            untested=new.untested,
         )
         fix = assign(
             [*cfg.fixes, decl], [*series.patches, *patches], config=cfg.path.name
         )[-1]
+    _check_tested(fix)
     suggested, found = _suggest(tree.repo, tree.base, fix)
     suites = tuple(related) if related is not None else suggested
     fix = replace(fix, related_suites=suites)

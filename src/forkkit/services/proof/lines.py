@@ -60,6 +60,8 @@ def line_doc(
 def _cell(row: FixRow | None) -> str:
     if row is None:
         return "not carried"
+    if row.declared:
+        return "⚪ unproven (declared)"
     if row.mode == "error":
         return "⚠️ not measured"
     if not row.valid:

@@ -134,6 +134,7 @@ def run_ahead(
                 line, tree, None, related=how.related, base=how.base, fixes=fixes, fix=f
             )
             for f in chosen
+            if not f.untested  # declared without a test: nothing to run
         ]
     except ForkkitError:
         return False

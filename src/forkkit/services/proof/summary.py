@@ -46,6 +46,13 @@ class FixRow:
     report: str = ""  # the fix's Markdown report, relative to the summary
     forwarded: str = ""
     tree: str = ""  # the fork HEAD's tree the proof ran on
+    declared: str = ""  # carried without a test (proof = "none"): why
+
+    @property
+    def counts(self) -> bool:
+        """Whether the line's verdict waits on this row: a fix declared
+        without a test never makes it fail, and is never called proven."""
+        return not self.declared
 
 
 @dataclass(frozen=True)
@@ -92,18 +99,38 @@ def error_row(fix: Fix, why: str) -> FixRow:
     )
 
 
-def summary_doc(first: Result, rows: Sequence[FixRow], *, line: str) -> SummaryDoc:
+def declared_row(fix: Fix) -> FixRow:
+    """A fix carried without a test (``proof = "none"``): unproven, said so."""
+    return FixRow(
+        fix=fix.id,
+        title=fix.title,
+        mode="declared",
+        valid=False,
+        forwarded=fix.forwarded,
+        declared=fix.untested,
+    )
+
+
+def summary_doc(
+    first: Result | None, rows: Sequence[FixRow], *, line: Line
+) -> SummaryDoc:
+    """The summary of ``rows`` (the fixes declared without a test first);
+    valid when every other fix is proven. ``first``: a proof's result, for
+    the pin and tree it ran on (None: nothing was proven)."""
+    counted = [r for r in rows if r.counts]
     return SummaryDoc(
-        upstream=first.upstream,
-        upstream_label=first.upstream_label,
-        line=line,
-        head_tree=first.head_tree,
-        valid=bool(rows) and all(r.valid for r in rows),
-        fixes=tuple(rows),
+        upstream=first.upstream if first else line.upstream.ident,
+        upstream_label=first.upstream_label if first else line.upstream.label,
+        line=line.line_label,
+        head_tree=first.head_tree if first else "",
+        valid=bool(rows) and all(r.valid for r in counted),
+        fixes=(*(r for r in rows if not r.counts), *counted),
     )
 
 
 def _verdict(row: FixRow, head_tree: str) -> str:
+    if row.declared:
+        return f"⚪ unproven (declared: {row.declared})"
     if row.mode == "error":
         return f"⚠️ not measured: {row.problems[0]}"
     if row.tree and head_tree and row.tree != head_tree:
@@ -176,6 +203,10 @@ def _each(
     errors: list[str] = []
     for n, fix in enumerate(chosen, 1):
         say(f"fix {n}/{len(chosen)}: {fix.id} ({', '.join(fix.patches)})")
+        if fix.untested:
+            say(f"{fix.id}: carried without a test ({fix.untested}): not proven")
+            rows[fix.id] = declared_row(fix)
+            continue
         try:
             result = prove_one(fix, folder / fix.id)
         except ForkkitError as exc:
@@ -222,9 +253,8 @@ def prove_fixes(
         results, rows, errors = _each(chosen, folder.path, prove_one)
         if not results:
             _raise_errors(errors)
-        doc = summary_doc(
-            results[0], [rows[f.id] for f in chosen], line=line.line_label
-        )
+        first = results[0] if results else None
+        doc = summary_doc(first, [rows[f.id] for f in chosen], line=line)
         _write_summary(folder.path, doc)
         dest = folder.dest
         _raise_errors(errors)
@@ -244,16 +274,27 @@ def prove_one_fix(
     other fixes' reports stay), then write the summary again from every
     fix's latest report (one made on another fork HEAD says so)."""
     folder = out or line.work.report_dir(STEM)
-    result = prove_one(fix, line.work.proof_dir(fix.id, out=folder))
+    if fix.untested:
+        say(f"{fix.id}: carried without a test ({fix.untested}): not proven")
+        result = None
+    else:
+        result = prove_one(fix, line.work.proof_dir(fix.id, out=folder))
     rows = [
-        row_of(proof_doc(result), fix)
-        if f == fix
-        else _earlier(line.work.proof_report(f.id, out=folder), f)
-        for f in every
+        _row(f, line, folder=folder, new=result if f == fix else None) for f in every
     ]
-    doc = summary_doc(result, rows, line=line.line_label)
+    doc = summary_doc(result, rows, line=line)
     _write_summary(folder, doc)
-    return Proven(summary=doc, results=(result,), folder=folder, only=True)
+    results = (result,) if result else ()
+    return Proven(summary=doc, results=results, folder=folder, only=True)
+
+
+def _row(fix: Fix, line: Line, *, folder: Path, new: Result | None) -> FixRow:
+    """A fix's row: declared, from the proof just made, or its latest report."""
+    if fix.untested:
+        return declared_row(fix)
+    if new is not None:
+        return row_of(proof_doc(new), fix)
+    return _earlier(line.work.proof_report(fix.id, out=folder), fix)
 
 
 def _earlier(path: Path, fix: Fix) -> FixRow:

@@ -285,11 +285,13 @@ def rebase(
     result, new, new_toml, job = _export(
         job, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
-    if result.new_series and opts.red_green:
+    targets = _targets(job, result, focused)
+    if result.new_series and opts.red_green and not targets:
+        # only fixes carried without a test (proof = "none"): nothing to run
+        notes.append("no red/green: no patch carried adds or changes a test")
+    elif result.new_series and opts.red_green:
         red_green = reports or line.work.rebase_dir("red-green")
-        proof, proof_md, valid = _prove(
-            job, new, _targets(job, result, focused), out_dir=red_green
-        )
+        proof, proof_md, valid = _prove(job, new, targets, out_dir=red_green)
         result = dataclasses.replace(
             result, proof=proof, proof_markdown=proof_md, proof_valid=valid
         )
