@@ -23,7 +23,7 @@ Status = Literal[
     "conflict",  # 3-way left conflict markers: resolve, then rerun
     "absorbed-textual",  # upstream already has this exact change
     "absorbed-semantic",  # upstream fixed it differently: tests pass without it
-    "not-tried",  # after a conflict, later patches wait
+    "not-tried",  # reports made before the replay went on past a conflict
 ]
 ABSORBED: tuple[Status, ...] = ("absorbed-textual", "absorbed-semantic")
 APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere")

@@ -154,17 +154,22 @@ def _move(
     )
     repo.force_checkout(branch=BRANCH, rev=new_base)
     results: list[PatchResult] = []
+    first: tuple[str, int] | None = None  # HEAD before the first conflict
     with Replay(job, focused=focused) as replay:
         for i, patch in enumerate(series.patches):
-            if results and results[-1].status in ("conflict", "not-tried"):
-                results.append(PatchResult(patch.name, patch.subject, "not-tried"))
-                continue
             say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
+            head = merge.head(repo)
             res = replay.apply_one(
                 patch, old[i][1], old_base=old_base, new_base=new_base
             )
             say(f"{patch.name}: {res.status} {res.detail}".rstrip())
             results.append(res)
+            if res.status == "conflict":  # left out: the next goes on HEAD
+                first = first or (head, i)
+                replay.leave_out(head)
+        if first is not None:  # the first conflict, for resolution (rerere)
+            head, i = first
+            replay.conflict_again(series.patches[i], old[i][1], head=head)
     return results, old_head, focused
 
 
@@ -242,6 +247,23 @@ def _export(
     return result, new, toml, job
 
 
+def _proven(
+    job: Job,
+    result: RebaseResult,
+    new: NewSeries,
+    *,
+    focused: Sequence[str],
+    reports: Path | None,
+) -> RebaseResult:
+    """The result with its red/green on the new upstream."""
+    red_green = reports or job.line.work.rebase_dir("red-green")
+    targets = _targets(job, result, focused)
+    proof, proof_md, valid = _prove(job, new, targets, out_dir=red_green)
+    return dataclasses.replace(
+        result, proof=proof, proof_markdown=proof_md, proof_valid=valid
+    )
+
+
 def rebase(
     line: Line,
     target: Target,
@@ -285,16 +307,11 @@ def rebase(
     result, new, new_toml, job = _export(
         job, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
-    targets = _targets(job, result, focused)
-    if result.new_series and opts.red_green and not targets:
-        # only fixes carried without a test (proof = "none"): nothing to run
-        notes.append("no red/green: no patch carried adds or changes a test")
+    untested = all(f.untested for f in line.fixes.fixes)  # nothing to run
+    if result.new_series and opts.red_green and untested:
+        notes.append("no red/green: every fix is carried without a test")
     elif result.new_series and opts.red_green:
-        red_green = reports or line.work.rebase_dir("red-green")
-        proof, proof_md, valid = _prove(job, new, targets, out_dir=red_green)
-        result = dataclasses.replace(
-            result, proof=proof, proof_markdown=proof_md, proof_valid=valid
-        )
+        result = _proven(job, result, new, focused=focused, reports=reports)
     for path in unknown_patches(line.patches_dir, [p.name for p in series.patches]):
         say(f"left alone: {path} (not in the series; forkkit did not write it)")
         notes.append(f"`{path.name}` in patches/ is not in the series: left alone")

@@ -197,6 +197,19 @@ class Replay(AbstractContextManager["Replay"]):
             detail=f"{len(conflicts)} conflicted file(s)",
         )  # fmt: skip
 
+    def leave_out(self, head: str) -> None:
+        """Drop the conflicted pick: HEAD is ``head`` again, the last good
+        state, and the replay goes on with the next patch."""
+        merge.abort_pick(self.repo)
+        self.repo.reset_hard(head)
+
+    def conflict_again(self, patch: Patch, old_commit: str, *, head: str) -> None:
+        """Bring ``patch``'s conflict on ``head`` back into the work tree, where
+        it is resolved (and rerere records the resolution for the next run)."""
+        self.repo.reset_hard(head)
+        if not self.repo.am(patch.path).ok:
+            merge.cherry_pick(self.repo, old_commit)
+
     def apply_one(
         self, patch: Patch, old_commit: str, *, old_base: str, new_base: str
     ) -> PatchResult:

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""#46 item 3: a dry-run rebase tries every patch: one that conflicts is
+recorded and left out, the replay goes on from the last good state, and the
+first conflict is left in the rebase repo for resolution. Real git on a toy
+upstream."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from forkkit.config import load_config
+from forkkit.line import Line
+from forkkit.services.rebase.model import Options
+from forkkit.services.rebase.run import rebase, resolve_target
+from forkkit.vcs import Repo
+from tests.synthetic import (
+    COUNT_BUGGY,
+    COUNT_FIXED,
+    FIXED_CALC,
+    SyntheticUpstream,
+    make_project,
+    toy_release,
+)
+
+QUICK = Options(semantic=False, red_green=False)
+
+
+def _independent(n: int) -> list[tuple[str, dict[str, str]]]:
+    """``calc.py``'s fix first, then ``n`` patches that each add a file."""
+    first = ("[Bugfix] limit", {"toy/calc.py": FIXED_CALC})
+    return [
+        first,
+        *((f"[Feature] part {i}", {f"toy/p{i}.py": f"X = {i}\n"}) for i in range(n)),
+    ]
+
+
+def test_a_conflict_leaves_the_rest_tried(tmp_path: Path) -> None:
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    changes = [*_independent(2), ("[Bugfix] count", {"toy/count.py": COUNT_FIXED})]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=["a", "b", "c", "d"])
+    # upstream rewrites the line the first patch changes
+    moved = FIXED_CALC.replace("return n", "return n + 0  # upstream's own")
+    up.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": moved}))
+    line = Line.of(load_config(cfg.path))
+    result = rebase(line, resolve_target(line, "toy==1.1"), QUICK)
+    assert [p.status for p in result.patches] == ["conflict", "clean", "clean", "clean"]
+    assert not result.ok and not result.written
+    # the first conflict is in the rebase repo's work tree, to resolve there
+    assert "toy/calc.py" in Repo(Path(result.repo)).unmerged()
+
+
+def test_a_200_patch_series_gets_a_verdict_for_every_patch(tmp_path: Path) -> None:
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({}))
+    changes = _independent(199)
+    ids = [f"f{i}" for i in range(len(changes))]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=ids)
+    moved = FIXED_CALC.replace("return n", "return n + 0  # upstream's own")
+    up.publish("1.1", toy_release({"toy/calc.py": moved}))
+    line = Line.of(load_config(cfg.path))
+    result = rebase(line, resolve_target(line, "toy==1.1"), QUICK)
+    statuses = [p.status for p in result.patches]
+    assert len(statuses) == 200 and "not-tried" not in statuses
+    assert statuses[0] == "conflict" and set(statuses[1:]) == {"clean"}
