@@ -10,7 +10,9 @@ from pathlib import Path
 
 from forkkit.config import load_config
 from forkkit.line import Line
+from forkkit.services.rebase.doc import rebase_doc
 from forkkit.services.rebase.model import Options
+from forkkit.services.rebase.render import render_markdown
 from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.vcs import Repo
 from tests.synthetic import (
@@ -63,3 +65,71 @@ def test_a_200_patch_series_gets_a_verdict_for_every_patch(tmp_path: Path) -> No
     statuses = [p.status for p in result.patches]
     assert len(statuses) == 200 and "not-tried" not in statuses
     assert statuses[0] == "conflict" and set(statuses[1:]) == {"clean"}
+
+
+def _body(name: str, n: int = 12) -> str:
+    """A module long enough for git's rename detection to follow it."""
+    return "".join(f"{name}_{i} = {i}\n" for i in range(n))
+
+
+def test_each_file_gets_a_verdict_and_each_conflict_its_kind(tmp_path: Path) -> None:
+    up = SyntheticUpstream(tmp_path / "up")
+    base = {
+        "toy/old.py": _body("old"),
+        "toy/count.py": _body("count"),
+        "toy/moved.py": _body("moved"),
+        "toy/g.py": _body("g"),
+    }
+    up.publish("1.0", toy_release(base))
+    changes = [
+        ("[Bugfix] limit", {"toy/calc.py": FIXED_CALC}),  # content
+        ("[Fix] old", {"toy/old.py": _body("old").replace("old_3 = 3", "old_3 = 30")}),
+        ("[Feature] new", {"toy/new.py": "MINE = 1\n"}),  # upstream adds its own
+        (
+            "[Fix] count",
+            {"toy/count.py": _body("count").replace("count_5 = 5", "count_5 = 50")},
+        ),
+        (
+            "[Fix] moved",
+            {"toy/moved.py": _body("moved").replace("moved_1 = 1", "moved_1 = 10")},
+        ),
+        ("[Fix] g", {"toy/g.py": _body("g").replace("g_2 = 2", "g_2 = 20")}),
+    ]
+    ids = ["a", "b", "c", "d", "e", "f"]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=ids)
+    new = {
+        "toy/calc.py": FIXED_CALC.replace("return n", "return n + 0  # upstream's own"),
+        "toy/new.py": "THEIRS = 2\n",  # added upstream, differently
+        # renamed upstream, the patched line changed there too
+        "toy/counting.py": _body("count").replace("count_5 = 5", "count_5 = 5000"),
+        "toy/moving.py": _body("moved"),  # renamed, the patch follows it
+        "toy/g.py": _body("g").replace("g_2 = 2", "g_2 = 20"),  # absorbed
+    }
+    release = toy_release({k: v for k, v in base.items() if k in ("toy/g.py",)} | new)
+    up.publish("1.1", release)
+    line = Line.of(load_config(cfg.path))
+    result = rebase(line, resolve_target(line, "toy==1.1"), QUICK)
+    files = {
+        f.path: (f.verdict, f.kind, f.new_path) for p in result.patches for f in p.files
+    }
+    assert files == {
+        "toy/calc.py": ("conflict", "content", ""),
+        "toy/old.py": ("conflict", "deleted-upstream", ""),
+        "toy/new.py": ("conflict", "added-upstream", ""),
+        "toy/count.py": ("conflict", "renamed", "toy/counting.py"),
+        "toy/moved.py": ("3way", "", "toy/moving.py"),
+        "toy/g.py": ("absorbed", "", ""),
+    }
+    doc = rebase_doc(result)
+    assert doc.file_counts == {
+        "3way": 1,
+        "absorbed": 1,
+        "conflict": 4,
+        "conflict/content": 1,
+        "conflict/deleted-upstream": 1,
+        "conflict/added-upstream": 1,
+        "conflict/renamed": 1,
+    }
+    text = render_markdown(result)
+    assert "- Files: 1 3way, 1 absorbed, 4 conflict, 1 conflict: content" in text
+    assert "| 0004-" in text and "`toy/counting.py`" in text

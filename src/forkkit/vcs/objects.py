@@ -132,6 +132,19 @@ class Objects(GitBound):
         args += [] if renames else ["--no-renames"]
         return self._git.run(*args, operands=revs, paths=paths).stdout
 
+    def renamed_paths(self, a: str, b: str) -> dict[str, str]:
+        """``old path -> new path`` of each file git's rename detection finds
+        moved from ``a`` to ``b``."""
+        out = self._git.kept_out(
+            "diff", "-M", "--name-status", "--diff-filter=R", "-z", revs=[a, b]
+        )
+        fields = out.split("\0")
+        return {
+            fields[i + 1]: fields[i + 2]
+            for i in range(0, len(fields) - 2, 3)
+            if fields[i].startswith("R")
+        }
+
     def files_changed(self, a: str, b: str) -> list[str]:
         """Every path that differs between two trees, a moved file's both."""
         out = self._git.kept_out("diff", "--no-renames", "--name-only", revs=[a, b])

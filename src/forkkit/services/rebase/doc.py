@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from forkkit.output.report import REBASE, Report
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
+from forkkit.services.rebase.files import FileVerdict, file_counts
 from forkkit.services.rebase.model import (
     Conflict,
     FixVerdict,
@@ -49,6 +50,7 @@ class PatchDoc:
     new_commit: str = ""
     conflicts: tuple[Conflict, ...] = ()
     semantic: SemanticDoc | None = None
+    files: tuple[FileVerdict, ...] = ()  # each file's verdict (and kind)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class RebaseDoc(Report):
     notes: tuple[str, ...] = ()
     retired: tuple[Retired, ...] = ()  # the patches that left the series
     fixes: tuple[FixVerdict, ...] = ()
+    # how many files have each verdict and conflict kind ("conflict/renamed")
+    file_counts: dict[str, int] | None = None
 
 
 def semantic_doc(check: SemanticCheck) -> SemanticDoc:
@@ -109,6 +113,7 @@ def patch_doc(p: PatchResult) -> PatchDoc:
         new_commit=p.new_commit,
         conflicts=p.conflicts,
         semantic=semantic_doc(p.semantic) if p.semantic else None,
+        files=p.files,
     )
 
 
@@ -136,4 +141,5 @@ def rebase_doc(result: RebaseResult) -> RebaseDoc:
         notes=result.notes,
         retired=result.retired,
         fixes=result.fixes,
+        file_counts=file_counts([f for p in result.patches for f in p.files]),
     )

@@ -15,6 +15,7 @@ from forkkit.patches.retired import Retired
 from forkkit.patches.testids import node_id, target_file
 from forkkit.pin import UpstreamSpec
 from forkkit.services.proof.doc import ProofDoc
+from forkkit.services.rebase.files import FileVerdict
 
 Status = Literal[
     "clean",  # git am applied it as is (offsets allowed, no fuzz)
@@ -107,6 +108,8 @@ class PatchResult:
     new_commit: str = ""
     conflicts: tuple[Conflict, ...] = ()
     semantic: SemanticCheck | None = None
+    moved: tuple[str, ...] = ()  # files whose hunks applied 3-way (or not at all)
+    files: tuple[FileVerdict, ...] = ()  # each file's verdict and conflict kind
 
     @property
     def absorbed(self) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from forkkit.output.report import md_table
+from forkkit.services.rebase.files import file_counts
 from forkkit.services.rebase.model import PatchResult, RebaseResult
 
 _STATUS_TEXT: dict[str, str] = {
@@ -77,7 +78,32 @@ def _summary(result: RebaseResult) -> list[str]:
     out.append(f"- Written to patches/ and fork.toml: {written}")
     if result.unproven:
         out.append("- Proof: **unproven**: no valid red/green on the refreshed series")
+    counts = file_counts([f for p in result.patches for f in p.files])
+    if counts:
+        shown = ", ".join(
+            f"{n} {k.replace('conflict/', 'conflict: ')}" for k, n in counts.items()
+        )
+        out.append(f"- Files: {shown}")
     return out
+
+
+def _files(result: RebaseResult) -> list[str]:
+    """Every file of every patch: its verdict, and a conflict's kind."""
+    rows = [
+        [
+            p.name,
+            f"`{f.path}`",
+            f.verdict,
+            f.kind,
+            f"`{f.new_path}`" if f.new_path else "",
+        ]
+        for p in result.patches
+        for f in p.files
+    ]
+    if not rows:
+        return []
+    head = ["patch", "file", "verdict", "conflict kind", "upstream moved it to"]
+    return ["", "## Files\n", md_table(head, rows)]
 
 
 def _patch_table(result: RebaseResult) -> str:
@@ -95,12 +121,16 @@ def _conflicts(result: RebaseResult) -> list[str]:
     for p in result.conflicted:
         out.append(f"## Conflict in {p.name}\n")
         out += [f"- {c.describe()}" for c in p.conflicts]
+    if result.conflicted:
+        first = result.conflicted[0].name
         out.append(
-            f"\nResolve the markers in `{result.repo}` (edit the files; no need to "
+            f"\nEvery patch was tried; each conflicting one was left out and the "
+            f"rest replayed without it. The first, `{first}`, is left in "
+            f"`{result.repo}`: resolve its markers (edit the files; no need to "
             "commit; other files of the patch may change too, e.g. its tests for "
             "an API upstream renamed), then rerun the same command: the whole "
             "resolution is recorded (git rerere and refs/forkkit/resolved) and "
-            "replayed.\n"
+            "replayed, and the next conflict is left there.\n"
         )
     return out
 
@@ -183,6 +213,7 @@ def render_markdown(result: RebaseResult) -> str:
     """The PR-ready Markdown report."""
     out = [*_summary(result), *_fixes(result), "", "## Patches\n"]
     out.append(_patch_table(result))
+    out += _files(result)
     out += _conflicts(result) + _retired(result) + _semantic(result)
     out += _tail(result)
     return "\n".join(out) + "\n"

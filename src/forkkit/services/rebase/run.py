@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
@@ -29,6 +29,7 @@ from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.retired import RETIRED_FILE, render_retired
+from forkkit.patches.series import Patch
 from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove, resolve_parallel
@@ -40,6 +41,7 @@ from forkkit.services.rebase.apply import (
     unknown_patches,
     write_back,
 )
+from forkkit.services.rebase.files import Moves, file_verdicts
 from forkkit.services.rebase.model import (
     Options,
     PatchResult,
@@ -155,6 +157,7 @@ def _move(
     repo.force_checkout(branch=BRANCH, rev=new_base)
     results: list[PatchResult] = []
     first: tuple[str, int] | None = None  # HEAD before the first conflict
+    renames = repo.renamed_paths(old_base, new_base)
     with Replay(job, focused=focused) as replay:
         for i, patch in enumerate(series.patches):
             say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
@@ -163,7 +166,8 @@ def _move(
                 patch, old[i][1], old_base=old_base, new_base=new_base
             )
             say(f"{patch.name}: {res.status} {res.detail}".rstrip())
-            results.append(res)
+            bases = (old_base, new_base)
+            results.append(_with_files(job, patch, res, bases=bases, renames=renames))
             if res.status == "conflict":  # left out: the next goes on HEAD
                 first = first or (head, i)
                 replay.leave_out(head)
@@ -171,6 +175,32 @@ def _move(
             head, i = first
             replay.conflict_again(series.patches[i], old[i][1], head=head)
     return results, old_head, focused
+
+
+def _with_files(
+    job: Job,
+    patch: Patch,
+    res: PatchResult,
+    *,
+    bases: tuple[str, str],
+    renames: Mapping[str, str],
+) -> PatchResult:
+    """``res`` with each of the patch's files' verdict (and conflict kind)."""
+    repo, (old_base, new_base) = job.repo, bases
+    moves = Moves(
+        present=frozenset(repo.ls_tree(new_base, patch.files)),
+        before=frozenset(repo.ls_tree(old_base, patch.files)),
+        renamed={f: renames[f] for f in patch.files if f in renames},
+    )
+    files = file_verdicts(
+        patch.files,
+        status=res.status,
+        added=patch.added,
+        moved=res.moved,
+        conflicted=[c.path for c in res.conflicts],
+        moves=moves,
+    )
+    return dataclasses.replace(res, files=files)
 
 
 def _owners(job: Job) -> dict[str, tuple[str, str]]:

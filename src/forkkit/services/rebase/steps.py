@@ -230,6 +230,7 @@ class Replay(AbstractContextManager["Replay"]):
         bad: dict[str, list[str]] = {}
         if not repo.am(patch.path).ok:
             bad = _failing_hunks(repo, patch)
+            res = dataclasses.replace(res, moved=tuple(bad))
             picked = self._pick(patch, res, head=head, bad=bad)
             if isinstance(picked, PatchResult):
                 return picked
