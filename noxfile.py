@@ -216,9 +216,10 @@ def repro(session: nox.Session) -> None:
 @nox.session(python=PY)
 def bench(session: nox.Session) -> None:
     """Benchmarks: ``-- materialize [ARGS]``, ``-- ci [--repeat N]`` (the
-    README's two commands on a fresh clone) or (default) ``-- [red-green]
-    [--repeat N] [ARGS]`` (the ratio to the manual recipe, and the phase
-    timeline)."""
+    README's two commands on a fresh clone), ``-- series DIFF --base NAME==X
+    --onto NAME==Y`` (a vendor series split and rebased, against plain git)
+    or (default) ``-- [red-green] [--repeat N] [ARGS]`` (the ratio to the
+    manual recipe, and the phase timeline)."""
     _install(session)
     args = list(session.posargs)
     if args[:1] == ["materialize"]:
@@ -226,6 +227,9 @@ def bench(session: nox.Session) -> None:
         return
     if args[:1] == ["ci"]:
         session.run("python", "benchmarks/ci_bench.py", *args[1:])
+        return
+    if args[:1] == ["series"]:
+        session.run("python", "benchmarks/series_bench.py", *args[1:])
         return
     if args[:1] == ["red-green"]:
         args = args[1:]

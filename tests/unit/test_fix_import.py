@@ -186,3 +186,16 @@ def test_a_failing_hunk_is_named(
     assert _add(project, "bad", str(diff)) == 2
     err = capsys.readouterr().err
     assert re.search(r"toy/calc\.py @@ -\d+(,\d+)? \+\d+(,\d+)? @@", err), err
+
+
+def test_a_file_s_own_crlf_lines_are_its_content(project: Path, tmp_path: Path) -> None:
+    """Only a converted diff (CRLF headers) is refused: a vendor diff may
+    add a file whose lines end in CRLF, and git keeps them."""
+    diff = tmp_path / "win.diff"
+    diff.write_bytes(
+        b"--- /dev/null\n+++ b/toy/win.bat\n@@ -0,0 +1,2 @@\n+echo a\r\n+echo b\r\n"
+    )
+    assert _add(project, "win", str(diff), "--related", "--untested", "a toy") == 0
+    cfg = load_config(project)
+    (name,) = cfg.series_file.read_text().split()
+    assert b"+echo a\r\n" in (cfg.patches_dir / name).read_bytes()

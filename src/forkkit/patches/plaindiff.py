@@ -57,7 +57,9 @@ def is_mail(text: str) -> bool:
 
 def check_plain(text: str, *, where: str) -> None:
     """One line unless ``text`` is a unified diff git can read as it is."""
-    if "\r\n" in text:
+    # a file's own CRLF lines are its content; a header's mean the whole diff
+    # was converted (an editor, git's autocrlf), and git would misread it
+    if re.search(r"^(?:diff |--- |\+\+\+ |@@ ).*\r$", text, re.M):
         raise ForkkitError(
             f"{where}: its lines end in CRLF; convert them to LF (e.g. dos2unix) "
             "and add it again"

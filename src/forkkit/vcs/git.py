@@ -202,19 +202,26 @@ class Git:
             # after --end-of-options ls-tree reads "--" as a path (git 2.39)
             cmd += [*([] if tail and args[:1] == ("ls-tree",) else ["--"]), *paths]
         try:
-            proc = subprocess.run(
+            raw = subprocess.run(
                 cmd,
                 cwd=self.cwd,
                 env=env,
-                input=input.decode() if isinstance(input, bytes) else input,
+                input=input.encode() if isinstance(input, str) else input,
                 capture_output=True,
-                text=True,
             )
         except OSError as exc:  # no git on PATH, or the folder is gone
             raise ForkkitError(
                 f"{self.cwd}: cannot run git ({exc.strerror or exc}); "
                 "install git and check the folder exists"
             ) from None
+        # decoded as they are: a file's own CRLF lines stay CRLF (text mode
+        # would turn them into LF, and a diff of them would not apply)
+        proc = subprocess.CompletedProcess(
+            raw.args,
+            raw.returncode,
+            raw.stdout.decode(),
+            raw.stderr.decode(errors="replace"),
+        )
         if check and proc.returncode != 0:
             raise GitError(list(args), proc.returncode, proc.stderr or proc.stdout)
         return proc
