@@ -22,7 +22,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
 from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_changed
-from forkkit.patches.paths import is_test_path
+from forkkit.patches.paths import is_runtime_path, is_test_path
 from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.pin import is_commit_id
 from forkkit.txn import write_atomic
@@ -244,8 +244,9 @@ def _diffs(
     out = []
     for name in fix.patches:
         patch = fixes.patch(name)
-        paths = [f for f in patch.files if is_test_path(f) == tests]
-        paths += [f for f in patch.old_paths if paths and is_test_path(f) == tests]
+        kind = is_test_path if tests else is_runtime_path
+        paths = [f for f in patch.files if kind(f)]
+        paths += [f for f in patch.old_paths if paths and kind(f)]
         commit = commits.get(name)
         if not paths:
             continue

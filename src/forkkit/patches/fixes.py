@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from forkkit.errors import ForkkitError
 from forkkit.patches.diff import DiffHunk
-from forkkit.patches.paths import is_test_module, is_test_path
+from forkkit.patches.paths import is_runtime_path, is_test_module, is_test_path
 from forkkit.patches.series import Patch
 from forkkit.patches.symbols import enclosing, python_symbols
 from forkkit.patches.testids import qualname_node
@@ -143,8 +143,8 @@ def assign(
 
 def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
     files = [f for p in patches for f in p.files]
-    runtime = [f for f in files if not is_test_path(f)]
-    runtime += [f for p in patches for f in p.old_paths if not is_test_path(f)]
+    runtime = [f for f in files if is_runtime_path(f)]
+    runtime += [f for p in patches for f in p.old_paths if is_runtime_path(f)]
     tests = [f for f in files if is_test_path(f) and is_test_module(f)]
     return Fix(
         id=decl.id,
@@ -157,7 +157,7 @@ def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
         runtime_files=tuple(dict.fromkeys(runtime)),
         test_files=tuple(dict.fromkeys(tests)),
         runtime_patches=tuple(
-            p.name for p in patches if any(not is_test_path(f) for f in p.files)
+            p.name for p in patches if any(is_runtime_path(f) for f in p.files)
         ),
         patch_sha256=tuple(p.sha256 for p in patches),
     )

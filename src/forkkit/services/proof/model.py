@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Generic, Literal, Protocol, TypeVar
 
 from forkkit.patches.fixes import Fix
-from forkkit.patches.paths import is_test_path
+from forkkit.patches.paths import is_runtime_path
 from forkkit.patches.retired import RETIRED_FILE
 from forkkit.patches.testids import covers, node_id, target_file
 from forkkit.pin import PinDoc
@@ -236,8 +236,9 @@ def base_label(
 
 
 def untested_changes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
-    """Changed files that are neither tests nor listed runtime files."""
-    return [f for f in changed if f not in runtime and not is_test_path(f)]
+    """Changed runtime code (not tests, docs, CI or requirements) that is not
+    a listed runtime file."""
+    return [f for f in changed if f not in runtime and is_runtime_path(f)]
 
 
 def untested_notes(changed: Sequence[str], runtime: Sequence[str]) -> list[str]:
