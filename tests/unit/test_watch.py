@@ -194,6 +194,9 @@ def test_verdicts_and_exit_codes(
     md = report(toy_project, "watch.md")
     assert f"**Verdict: `{verdict}`** (exit {code})" in md
     assert "[rebase.md](rebase.md)" in md
+    assert "./dev" not in md  # a user of forkkit has no ./dev (#46 item 8)
+    if verdict == "carries":
+        assert "`forkkit rebase --onto toy==1.1 --apply`" in md
     rebase = report(toy_project, "rebase.json")
     assert rebase["new"] == "toy 1.1" and not rebase["written"]
 
@@ -416,3 +419,18 @@ def test_every_verdict_has_one_exit_code_and_its_help_line(
         assert f"{EXITS.code(verdict)} {verdict}: {EXITS.meaning(verdict)}" in text
     assert "2 bad input or an error (unreachable index" in text
     assert "Reports: <workdir>/reports/watch/" in text  # its own epilog, after
+
+
+def test_newer_releases_without_an_sdist_are_named_skipped(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream
+) -> None:
+    """#46 item 8: a release the index has wheels of only cannot be built
+    from; the report names it instead of passing over it in silence."""
+    (toy_upstream.sdist_dir / "toy-1.2-py3-none-any.whl").write_bytes(b"")
+    (toy_upstream.sdist_dir / "toy-0.9-py3-none-any.whl").write_bytes(b"")  # older
+    assert watch(toy_project) == 0  # nothing newer with an sdist
+    data = report(toy_project)
+    assert data["verdict"] == "current" and data["skipped"] == ["1.2"]
+    assert "Skipped, wheels only (no sdist to build the fork from): 1.2" in report(
+        toy_project, "watch.md"
+    )

@@ -140,6 +140,30 @@ def resolve_sdist(name: str, version: str, index_url: str) -> SdistRef:
 def sdist_versions(name: str, index_url: str) -> list[str]:
     """Every version of ``name`` with a source distribution (not yanked) on
     the index; a ``file://`` index is a local folder of ``NAME/*.tar.gz``."""
+    return listed_versions(name, index_url)[0]
+
+
+def wheel_version(filename: str, name: str) -> str | None:
+    """The (lowercased) version of ``filename`` if it is a wheel of ``name``."""
+    if not filename.lower().endswith(".whl"):
+        return None
+    parts = filename[:-4].split("-")
+    norm = re.sub(r"[-_.]+", "_", name).lower()
+    ok = len(parts) >= 5 and re.sub(r"[-_.]+", "_", parts[0]).lower() == norm
+    return parts[1].lower() if ok else None
+
+
+def listed_versions(name: str, index_url: str) -> tuple[list[str], list[str]]:
+    """The versions of ``name`` on the index with an sdist, and those with
+    wheels only (forkkit builds a fork from an sdist: those are skipped)."""
+    names = _filenames(name, index_url)
+    sdists = {v for n in names if (v := sdist_version(n, name))}
+    wheels = {v for n in names if (v := wheel_version(n, name))}
+    return sorted(sdists), sorted(wheels - sdists)
+
+
+def _filenames(name: str, index_url: str) -> list[str]:
+    """The file names the index lists for ``name`` (not yanked)."""
     check_url(index_url, "upstream index_url")
     if index_url.startswith("file:"):
         path = urllib.request.url2pathname(urllib.parse.urlsplit(index_url).path)
@@ -162,4 +186,4 @@ def sdist_versions(name: str, index_url: str) -> list[str]:
             for e in files
             if isinstance(e, dict) and not e.get("yanked")
         ]
-    return sorted({v for n in names if (v := sdist_version(n, name))})
+    return names

@@ -92,6 +92,7 @@ class WatchDoc(Report):
     reason: str = ""
     index_url: str = ""
     follows: str = ""
+    skipped: tuple[str, ...] = ()  # newer releases with no sdist: not checked
     newer: tuple[str, ...] = ()
     checked: str = ""
     rebase_report: str = ""
@@ -163,6 +164,7 @@ def watch_doc(result: WatchResult) -> WatchDoc:
         reason=result.reason,
         index_url=result.index_url,
         follows=result.follows,
+        skipped=result.skipped,
         newer=result.newer,
         checked=result.checked,
         rebase_report=result.rebase_report,

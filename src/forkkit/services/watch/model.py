@@ -63,6 +63,8 @@ class WatchResult:
     rebase_report: str = ""  # the rebase report's file, beside watch.md
     history: History | None = None  # --all: one row per newer release
     follows: str = ""  # a git line: "BRANCH of URL" (pin, newer: commit ids)
+    # newer releases the index has wheels of but no sdist: not checked
+    skipped: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -19,9 +19,9 @@ def _short(result: WatchResult, what: str) -> str:
 
 def _next_step(result: WatchResult) -> str:
     """What a maintainer does about the verdict."""
-    cmd = f"./dev -s rebase -- --onto {result.package}=={result.checked}"
+    cmd = f"forkkit rebase --onto {result.package}=={result.checked}"
     if result.follows:
-        cmd = f"./dev -s rebase -- --onto-rev {result.checked}"
+        cmd = f"forkkit rebase --onto-rev {result.checked}"
     r = result.rebase
     match result.verdict:
         case "current":
@@ -70,6 +70,11 @@ def _pin_lines(result: WatchResult) -> list[str]:
                 "- Releases newer than the pin: "
                 + ", ".join(result.newer)
                 + f" (checked the newest: {result.checked})"
+            )
+        if result.skipped:
+            out.append(
+                "- Skipped, wheels only (no sdist to build the fork from): "
+                + ", ".join(result.skipped)
             )
         return out
     out = [

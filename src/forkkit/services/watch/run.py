@@ -33,15 +33,16 @@ from forkkit.services.watch.model import (
     verdict_of,
 )
 from forkkit.upstream.git import branch_moved
-from forkkit.upstream.index import sdist_versions
+from forkkit.upstream.index import listed_versions
 from forkkit.upstream.release import newer_releases
 
 # --- the run ------------------------------------------------------------------
 
 
-def _candidates(line: Line, opts: WatchOptions) -> list[str]:
+def _candidates(line: Line, opts: WatchOptions) -> tuple[list[str], list[str]]:
     """The releases newer than the pin (newest first), or ``--version``
-    (with ``--all``: every release newer than the pin up to ``--version``)."""
+    (with ``--all``: every release newer than the pin up to ``--version``);
+    and the newer ones the index has no sdist of (skipped, named)."""
     up = line.upstream
     pin = up.release.version
     if opts.version:
@@ -51,9 +52,9 @@ def _candidates(line: Line, opts: WatchOptions) -> list[str]:
                 f"{up.label}; give a newer one"
             )
         if not opts.all:
-            return [opts.version]
+            return [opts.version], []
     with step(f"listing the releases of {up.name} on {up.index_url}"):
-        versions = sdist_versions(up.name, up.index_url)
+        versions, wheels_only = listed_versions(up.name, up.index_url)
     if not versions:
         raise ForkkitError(
             f"{up.index_url}: lists no release of {up.name} at all; check the "
@@ -67,7 +68,10 @@ def _candidates(line: Line, opts: WatchOptions) -> list[str]:
                 "give a release the index has"
             )
         newer = newer[newer.index(opts.version) :]
-    return newer
+    skipped = newer_releases(wheels_only, pin, pre=opts.pre)
+    if skipped:
+        say(f"skipped, no sdist to build from: {up.name} {', '.join(skipped)}")
+    return newer, skipped
 
 
 def _history(
@@ -136,10 +140,19 @@ def watch_releases(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResu
         line = line.with_upstream(index_url=opts.index_url)
     up = line.upstream
     pin = up.release.version
-    newer = _candidates(line, opts)
+    newer, skipped = _candidates(line, opts)
     if not newer:
         why = f"no release of {up.name} newer than {pin} on the index"
-        return WatchResult(up.name, pin, up.index_url, (), "", "current", reason=why)
+        return WatchResult(
+            up.name,
+            pin,
+            up.index_url,
+            (),
+            "",
+            "current",
+            reason=why,
+            skipped=tuple(skipped),
+        )
     say(f"newest release newer than the pin: {up.name} {newer[0]}")
     dry_run = _dry_run(opts)
     history: History | None = None
@@ -160,6 +173,7 @@ def watch_releases(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResu
         rebase=result,
         rebase_report=_rebase_report(folder, result),
         history=history,
+        skipped=tuple(skipped),
     )
 
 
