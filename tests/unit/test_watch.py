@@ -434,3 +434,24 @@ def test_newer_releases_without_an_sdist_are_named_skipped(
     assert "Skipped, wheels only (no sdist to build the fork from): 1.2" in report(
         toy_project, "watch.md"
     )
+
+
+def test_a_fix_absorbed_earlier_heads_the_watch_though_a_later_release_moved_it() -> (
+    None
+):
+    """#46 item 8: absorbed on 1.1, then a conflict on 1.2 where upstream
+    moved the file (not measured there): the verdict is absorbed, since 1.1."""
+    from forkkit.services.watch.run import _headline
+
+    rows: tuple[HistoryRow, ...] = (
+        _row("1.1", ("absorbed", "absorbed")),
+        _row("1.2", ("conflict", "unknown")),
+    )
+    history = History("toy", "1.0", ("p0",), rows, fixes=(("sec", ("p0",)),))
+    newest = ("conflict", "p0 conflicts with toy 1.2")
+    verdict, why = _headline(history, newest)  # type: ignore[arg-type]
+    assert verdict == "absorbed" and "sec in 1.1" in why and "conflicts" in why
+    # still needed on a later release: the newest release's verdict stands
+    rows += (_row("1.3", ("3way", "needed")),)
+    later = History("toy", "1.0", ("p0",), rows, fixes=(("sec", ("p0",)),))
+    assert _headline(later, newest) == newest  # type: ignore[arg-type]

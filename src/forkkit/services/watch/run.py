@@ -28,6 +28,7 @@ from forkkit.services.watch.audit import history_rows
 from forkkit.services.watch.history import History
 from forkkit.services.watch.model import (
     REBASE_STEM,
+    Verdict,
     WatchOptions,
     WatchResult,
     verdict_of,
@@ -161,7 +162,7 @@ def watch_releases(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResu
     else:
         target = resolve_target(line, f"{up.name}=={newer[0]}")
         result = rebase(line, target, dry_run, reports=folder / "red-green")
-    verdict, why = verdict_of(result)
+    verdict, why = _headline(history, verdict_of(result))
     return WatchResult(
         package=up.name,
         pin=pin,
@@ -174,6 +175,22 @@ def watch_releases(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResu
         rebase_report=_rebase_report(folder, result),
         history=history,
         skipped=tuple(skipped),
+    )
+
+
+def _headline(
+    history: History | None, newest: tuple[Verdict, str]
+) -> tuple[Verdict, str]:
+    """The verdict of a watch: the newest release's, unless the history shows
+    every fix absorbed by an earlier one (a later release that moved or
+    rewrote the file does not bring a fix back)."""
+    first = history.fix_first_absorbed() if history else {}
+    if not first or not all(first.values()) or newest[0] == "absorbed":
+        return newest
+    when = ", ".join(f"{fid} in {release}" for fid, release in first.items())
+    return "absorbed", (
+        f"every fix is absorbed upstream ({when}): the fork can retire; the "
+        f"newest release says: {newest[1]}"
     )
 
 
