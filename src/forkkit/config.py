@@ -116,6 +116,7 @@ _KNOWN: dict[str, frozenset[str]] = {
     "patches": frozenset({"dir", "series"}),
     "fix": frozenset(
         {"id", "title", "forwarded", "origin", "related_suites", "proof", "reason"}
+        | {"upstream_pr", "advisory"}
     ),
     "testenv": frozenset(
         {"torch", "requirements", "extra", "env", "deselect", "pass_env"}
@@ -278,9 +279,24 @@ def _fixes(data: dict[str, Any], path: Path) -> tuple[FixDecl, ...]:
                 origin=_opt(table, "origin", where),
                 related_suites=tuple(suites),
                 untested=_untested(table, where),
+                upstream_pr=_opt(table, "upstream_pr", where),
+                advisory=check_advisory(_opt(table, "advisory", where), where),
             )
         )
     return tuple(out)
+
+
+_ADVISORY = re.compile(r"GHSA(-[23456789cfghjmpqrvwx]{4}){3}|CVE-\d{4}-\d{4,}")
+
+
+def check_advisory(value: str, where: str) -> str:
+    """A GitHub (GHSA-...) or CVE advisory id, or ""."""
+    if value and not _ADVISORY.fullmatch(value):
+        raise ForkkitError(
+            f"{where}: advisory {value!r} is not a GHSA-xxxx-xxxx-xxxx or "
+            "CVE-YYYY-NNNN id; fix it"
+        )
+    return value
 
 
 def _untested(table: dict[str, Any], where: str) -> str:

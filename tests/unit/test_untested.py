@@ -6,6 +6,7 @@ on a toy line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from forkkit import cli
 from forkkit.config import load_config
 from forkkit.errors import ForkkitError
 from forkkit.line import Line
+from forkkit.patches.retired import Retired, parse_retired, render_retired
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.run import rebase, resolve_target
 from tests.synthetic import (
@@ -141,3 +143,43 @@ def test_a_rebase_of_only_untested_fixes_goes_on_without_a_proof(
     result = rebase(line, resolve_target(line, "toy==1.1"), Options(semantic=False))
     assert result.ok and result.unproven
     assert any("no red/green" in n for n in result.notes), result.notes
+
+
+GHSA = "GHSA-2c2j-9gv5-cj73"
+PR_URL = "https://github.com/vllm-project/vllm/pull/43426"
+
+
+@pytest.mark.e2e
+def test_a_backport_keeps_its_advisory_and_upstream_pr(
+    line: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#46 item 7: the advisory and the upstream PR a vendor's backport
+    carries are kept in fork.toml and shown in the summary."""
+    conf = ["--config", str(line)]
+    argv = [*conf, "fix", "add", "sec", _new_patch(tmp_path), "--untested", WHY]
+    capsys.readouterr()
+    assert cli.main([*argv, "--advisory", "GHSA-nope"]) == 2
+    assert "is not a GHSA-xxxx-xxxx-xxxx" in capsys.readouterr().err
+    provenance = ["--advisory", GHSA, "--upstream-pr", PR_URL]
+    assert cli.main([*argv, *provenance]) == 0
+    (decl,) = [d for d in load_config(line).fixes if d.id == "sec"]
+    assert (decl.advisory, decl.upstream_pr) == (GHSA, PR_URL)
+    assert cli.main([*conf, "red-green", "--parallel", "off"]) == 0
+    summary = line.parent / ".forkkit" / "reports" / "red_green" / "summary.md"
+    assert f"({GHSA}; backports {PR_URL})" in summary.read_text()
+
+
+def test_a_retirement_record_keeps_them_and_an_old_one_reads_as_before() -> None:
+    base = Retired(
+        name="0001-x.patch",
+        subject="x",
+        applied_upstream="toy 1.1",
+        how="absorbed-textual",
+        evidence="e",
+        retired_from="toy 1.0",
+        sha256="0" * 64,
+    )
+    assert "advisory" not in render_retired([base])  # written only when set
+    backport = dataclasses.replace(base, advisory=GHSA, upstream_pr=PR_URL)
+    text = render_retired([backport])
+    assert parse_retired(text) == (backport,)

@@ -42,6 +42,8 @@ class FixDecl:
     related_suites: tuple[str, ...] = ()  # suites that guard around it
     # proof = "none": carried without a test, and why (DEP-3 allows it)
     untested: str = ""
+    upstream_pr: str = ""  # the upstream PR it backports (a vendor's provenance)
+    advisory: str = ""  # the security advisory it fixes, e.g. GHSA-xxxx-xxxx-xxxx
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +61,17 @@ class Fix:
     runtime_patches: tuple[str, ...] = ()  # its patches that change runtime files
     patch_sha256: tuple[str, ...] = ()  # of each patch's text, in order
     untested: str = ""  # declared without a test: the reason (never proven)
+    upstream_pr: str = ""  # the upstream PR it backports
+    advisory: str = ""  # the security advisory it fixes
+
+    @property
+    def provenance(self) -> str:
+        """Its advisory and the upstream PR it backports, for a report."""
+        parts = [
+            self.advisory,
+            f"backports {self.upstream_pr}" if self.upstream_pr else "",
+        ]
+        return "; ".join(p for p in parts if p)
 
     @property
     def tests_only(self) -> bool:
@@ -153,6 +166,8 @@ def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
         origin=decl.origin,
         related_suites=decl.related_suites,
         untested=decl.untested,
+        upstream_pr=decl.upstream_pr,
+        advisory=decl.advisory,
         patches=tuple(p.name for p in patches),
         runtime_files=tuple(dict.fromkeys(runtime)),
         test_files=tuple(dict.fromkeys(tests)),

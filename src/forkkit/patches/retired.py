@@ -46,6 +46,8 @@ class Retired:
     # its FAIL_TO_PASS tests (node ids): the tests the guard of its fix
     # must see pass, so a carried test deleted or renamed is named
     tests: tuple[str, ...] = ()
+    upstream_pr: str = ""  # the upstream PR its fix backported
+    advisory: str = ""  # the security advisory its fix fixed
 
 
 def _quote(value: str) -> str:
@@ -63,6 +65,10 @@ def _value(value: str | tuple[str, ...]) -> str:
     return "[\n" + "".join(f"  {_quote(v)},\n" for v in value) + "]"
 
 
+# written only when set: a record without them reads as before
+_OPTIONAL = frozenset({"tests", "upstream_pr", "advisory"})
+
+
 def render_retired(entries: Sequence[Retired]) -> str:
     """The file's text: a header, then one ``[[retired]]`` table each."""
     out = [_HEADER]
@@ -71,7 +77,7 @@ def render_retired(entries: Sequence[Retired]) -> str:
         out += [
             f"{f.name} = {_value(getattr(e, f.name))}\n"
             for f in fields(e)
-            if f.name != "tests" or e.tests
+            if getattr(e, f.name) or f.name not in _OPTIONAL
         ]
     return "".join(out)
 

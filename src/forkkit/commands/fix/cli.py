@@ -9,7 +9,7 @@ from pathlib import Path
 
 from forkkit.commands.fix.model import EXITS, NewFix
 from forkkit.commands.fix.run import AS_IS, add_fix
-from forkkit.config import ForkConfig
+from forkkit.config import ForkConfig, check_advisory
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome
 from forkkit.patches.fixes import check_fix_id
@@ -45,6 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("--title", default="", help="default: its first patch's subject")
     add.add_argument("--forwarded", default="", help="the upstream PR it is, a URL")
     add.add_argument("--origin", default="", help="where it comes from")
+    add.add_argument(
+        "--upstream-pr", default="", help="the upstream PR it backports, a URL"
+    )
+    add.add_argument(
+        "--advisory",
+        default="",
+        help="the security advisory it fixes: GHSA-xxxx-xxxx-xxxx or CVE-YYYY-NNNN",
+    )
     add.add_argument(
         "--untested",
         metavar="REASON",
@@ -113,6 +121,8 @@ def request(args: argparse.Namespace) -> Request:
             title=args.title,
             forwarded=args.forwarded,
             origin=args.origin,
+            upstream_pr=args.upstream_pr,
+            advisory=check_advisory(args.advisory, "--advisory"),
             untested=check_field(args.untested, option="--untested")
             if args.untested is not None
             else "",

@@ -37,6 +37,8 @@ class NewFix:
     origin: str = ""
     related_suites: tuple[str, ...] = ()
     untested: str = ""  # --untested REASON: proof = "none"
+    upstream_pr: str = ""
+    advisory: str = ""
 
 
 def split_mails(text: str, *, where: str) -> list[str]:
@@ -86,7 +88,7 @@ def _quote(value: str) -> str:
 def fix_table(fix: NewFix) -> str:
     """The ``[[fix]]`` table's TOML text."""
     out = ["", "[[fix]]", f"id = {_quote(fix.id)}"]
-    for key in ("title", "forwarded", "origin"):
+    for key in ("title", "forwarded", "origin", "upstream_pr", "advisory"):
         if value := getattr(fix, key):
             out.append(f"{key} = {_quote(value)}")
     if fix.untested:

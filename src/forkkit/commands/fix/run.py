@@ -256,6 +256,8 @@ def add_fix(
             forwarded=new.forwarded,
             origin=new.origin,
             untested=new.untested,
+            upstream_pr=new.upstream_pr,
+            advisory=new.advisory,
         )
         fix = assign(
             [*cfg.fixes, decl], [*series.patches, *patches], config=cfg.path.name

@@ -47,6 +47,7 @@ class FixRow:
     forwarded: str = ""
     tree: str = ""  # the fork HEAD's tree the proof ran on
     declared: str = ""  # carried without a test (proof = "none"): why
+    provenance: str = ""  # its advisory and the upstream PR it backports
 
     @property
     def counts(self) -> bool:
@@ -84,6 +85,7 @@ def row_of(doc: ProofDoc, fix: Fix) -> FixRow:
         report=f"{fix.id}/{STEM}.md",
         forwarded=fix.forwarded,
         tree=doc.fork_head.tree or "",
+        provenance=fix.provenance,
     )
 
 
@@ -108,6 +110,7 @@ def declared_row(fix: Fix) -> FixRow:
         valid=False,
         forwarded=fix.forwarded,
         declared=fix.untested,
+        provenance=fix.provenance,
     )
 
 
@@ -148,7 +151,7 @@ def render_summary(doc: SummaryDoc) -> str:
     rows = [
         [
             f"[{r.fix}]({r.report})" if r.report else r.fix,
-            r.title,
+            f"{r.title} ({r.provenance})" if r.provenance else r.title,
             _verdict(r, doc.head_tree),
             r.fail_to_pass,
             r.pass_to_pass,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import Retired
 from forkkit.patches.testids import node_id, target_file
 from forkkit.pin import UpstreamSpec
@@ -222,11 +223,11 @@ def retired_records(
     result: RebaseResult,
     *,
     digests: dict[str, str],
-    fixes: Mapping[str, tuple[str, str]] | None = None,
+    fixes: Mapping[str, Fix] | None = None,
 ) -> tuple[Retired, ...]:
     """The provenance of each patch the rebase found absorbed
     (``digests``: patch name -> sha256 of its file; ``fixes``: patch name ->
-    its fix's id and upstream PR). ``result`` holds the
+    its fix). ``result`` holds the
     pruned verdicts: an absorbed patch whose tests a later patch builds on
     keeps them as a tests-only patch, and its record says so."""
     out = []
@@ -234,6 +235,7 @@ def retired_records(
         evidence = p.semantic.note if p.semantic and p.semantic.note else p.detail
         if p.new_commit:
             evidence += "; its test changes stay in the series as a tests-only patch"
+        fix = (fixes or {}).get(p.name)
         out.append(
             Retired(
                 name=p.name,
@@ -243,9 +245,11 @@ def retired_records(
                 evidence=evidence,
                 retired_from=result.old_label,
                 sha256=digests.get(p.name, ""),
-                fix=(fixes or {}).get(p.name, ("", ""))[0],
-                forwarded=(fixes or {}).get(p.name, ("", ""))[1],
+                fix=fix.id if fix else "",
+                forwarded=fix.forwarded if fix else "",
                 tests=_node_ids(p.semantic) if p.semantic else (),
+                upstream_pr=fix.upstream_pr if fix else "",
+                advisory=fix.advisory if fix else "",
             )
         )
     return tuple(out)

@@ -28,6 +28,7 @@ from forkkit.fork.pristine import resolved
 from forkkit.fork.tree import apply_series, make_base, materialize
 from forkkit.line import Line
 from forkkit.output.progress import say
+from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE, render_retired
 from forkkit.patches.series import Patch
 from forkkit.services.proof.doc import ProofDoc, proof_doc
@@ -203,10 +204,9 @@ def _with_files(
     return dataclasses.replace(res, files=files)
 
 
-def _owners(job: Job) -> dict[str, tuple[str, str]]:
-    """Each patch's fix: its id and the upstream PR it was forwarded as."""
-    fixes = job.line.fixes
-    return {n: (f.id, f.forwarded) for f in fixes.fixes for n in f.patches}
+def _owners(job: Job) -> dict[str, Fix]:
+    """Each patch's fix."""
+    return {n: f for f in job.line.fixes.fixes for n in f.patches}
 
 
 def _without_retired_fixes(
@@ -319,7 +319,7 @@ def rebase(
     if recorded:
         notes.append(f"recorded {recorded} resolution(s) made after the last run")
     results, old_head, focused = _move(job, old_base, new_base)
-    owners = {n: fid for n, (fid, _) in _owners(job).items()}
+    owners = {n: fix.id for n, fix in _owners(job).items()}
     base = RebaseResult(
         old_label=line.upstream.label,
         new_label=target.spec.label,
