@@ -133,3 +133,42 @@ def test_each_file_gets_a_verdict_and_each_conflict_its_kind(tmp_path: Path) -> 
     text = render_markdown(result)
     assert "- Files: 1 3way, 1 absorbed, 4 conflict, 1 conflict: content" in text
     assert "| 0004-" in text and "`toy/counting.py`" in text
+
+
+def test_resolve_from_takes_the_vendor_s_own_port_for_the_files_it_covers(
+    tmp_path: Path,
+) -> None:
+    """#46 item 7: the vendor ported the series already; a conflicted file
+    their port covers takes its version there, and the report says so."""
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    changes = [*_independent(1), ("[Bugfix] count", {"toy/count.py": COUNT_FIXED})]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=["a", "b", "c"])
+    moved = FIXED_CALC.replace("return n", "return n + 0  # upstream's own")
+    up.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": moved}))
+    ported = moved.replace("return n + 0  # upstream's own", "return n  # the port")
+    port = tmp_path / "port-1.1.diff"
+    port.write_text(
+        "--- a/toy/calc.py\n+++ b/toy/calc.py\n" + "".join(_hunk(moved, ported))
+    )
+    line = Line.of(load_config(cfg.path))
+    target = resolve_target(line, "toy==1.1")
+    result = rebase(
+        line, target, Options(semantic=False, red_green=False, resolve_from=port)
+    )
+    first = result.patches[0]
+    assert [p.status for p in result.patches] == ["resolved-from", "clean", "clean"]
+    assert "resolved from port-1.1.diff: toy/calc.py" in first.detail
+    repo = Repo(Path(result.repo))
+    assert repo.read_blob(f"{first.new_commit}:toy/calc.py").decode() == ported
+    assert "conflicts resolved from --resolve-from" in render_markdown(result)
+
+
+def _hunk(old: str, new: str) -> list[str]:
+    """One whole-file hunk from ``old`` to ``new``."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    return [
+        f"@@ -1,{len(a)} +1,{len(b)} @@\n",
+        *("-" + x for x in a),
+        *("+" + x for x in b),
+    ]

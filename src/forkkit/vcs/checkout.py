@@ -5,7 +5,7 @@ scratch worktrees (a part of :class:`~forkkit.vcs.repo.Repo`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
@@ -105,6 +105,20 @@ class WorkTree(GitBound):
     def read_tree_into_worktree(self, rev: str) -> None:
         """Make the index and the files ``rev``'s tree (conflicts included)."""
         self._git.run("read-tree", "--reset", "-u", operands=[rev])
+
+    def take(self, rev: str, paths: Sequence[str]) -> None:
+        """Each of ``paths`` in the index and the work tree as ``rev`` has it
+        (removed where it has none): a conflict resolved by one side."""
+        listed = self._git.out(
+            "ls-tree", "-r", "--name-only", "-z", operand(rev), "--", *paths
+        )
+        have = set(listed.split("\0"))
+        present = [p for p in paths if p in have]
+        if present:
+            self._git.run("checkout", operand(rev), "--", *present)
+        gone = [p for p in paths if p not in have]
+        if gone:
+            self._git.run("rm", "-q", "--ignore-unmatch", "--", *gone)
 
     def unmerged(self) -> list[str]:
         """Paths with unresolved conflicts."""

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, assert_never
 
 from forkkit.cliopts import add_proof_options
 from forkkit.config import ForkConfig
+from forkkit.errors import ForkkitError
 from forkkit.line import Line
 from forkkit.output.outcome import Outcome, Shown
 from forkkit.output.report import write_reports
@@ -74,6 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the series guards upstream's fix (its red/green checks they pass)",
     )
     parser.add_argument(
+        "--resolve-from",
+        type=Path,
+        metavar="DIFF",
+        help="a resolution made already: the vendor's own port of the series "
+        "to the new upstream (a plain diff or format-patch file that applies "
+        "there); a conflicted file it covers takes its version, and the report "
+        "says which files it resolved",
+    )
+    parser.add_argument(
         "--no-semantic",
         action="store_true",
         help="skip the test-based (semantic) absorption check",
@@ -108,7 +119,10 @@ def request(args: argparse.Namespace) -> Request:
         pytest_args=tuple(args.pytest_args),
         timeout=args.timeout,
         parallel=args.parallel,
+        resolve_from=args.resolve_from,
     )
+    if args.resolve_from is not None and not args.resolve_from.is_file():
+        raise ForkkitError(f"--resolve-from {args.resolve_from}: no such file")
     return Request(
         onto=args.onto, onto_rev=args.onto_rev, sha256=args.sha256, opts=opts
     )

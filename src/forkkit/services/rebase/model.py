@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from forkkit.patches.fixes import Fix
@@ -22,13 +23,14 @@ Status = Literal[
     "clean",  # git am applied it as is (offsets allowed, no fuzz)
     "3way",  # applied with a 3-way merge against the old base blobs
     "rerere",  # 3-way with conflicts that a recorded resolution replayed
+    "resolved-from",  # 3-way with conflicts the vendor's own port resolves
     "conflict",  # 3-way left conflict markers: resolve, then rerun
     "absorbed-textual",  # upstream already has this exact change
     "absorbed-semantic",  # upstream fixed it differently: tests pass without it
     "not-tried",  # reports made before the replay went on past a conflict
 ]
 ABSORBED: tuple[Status, ...] = ("absorbed-textual", "absorbed-semantic")
-APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere")
+APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere", "resolved-from")
 Outcome = Literal["rebased", "retire", "conflict", "proof-failed"]
 
 
@@ -63,6 +65,8 @@ class Options:
     # the proof's runs side by side: on, off, or auto (when 2+ cores are
     # free as the proof starts)
     parallel: str = "off"
+    # --resolve-from: the vendor's own port to the new upstream (a diff)
+    resolve_from: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ _STATUS_TEXT: dict[str, str] = {
     "clean": "applied cleanly",
     "3way": "applied with a 3-way merge",
     "rerere": "3-way; conflicts replayed from a recorded resolution",
+    "resolved-from": "3-way; conflicts resolved from --resolve-from",
     "conflict": "CONFLICT",
     "absorbed-textual": "absorbed upstream (textually)",
     "absorbed-semantic": "absorbed upstream (semantically)",

@@ -54,8 +54,10 @@ from forkkit.services.rebase.model import (
 from forkkit.services.rebase.steps import (
     BRANCH,
     Job,
+    Port,
     Replay,
     open_repo,
+    port_of,
     prune_tests_only,
 )
 from forkkit.upstream.release import release_version
@@ -159,7 +161,8 @@ def _move(
     results: list[PatchResult] = []
     first: tuple[str, int] | None = None  # HEAD before the first conflict
     renames = repo.renamed_paths(old_base, new_base)
-    with Replay(job, focused=focused) as replay:
+    port = _port(job, new_base)
+    with Replay(job, focused=focused, port=port) as replay:
         for i, patch in enumerate(series.patches):
             say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
             head = merge.head(repo)
@@ -176,6 +179,14 @@ def _move(
             head, i = first
             replay.conflict_again(series.patches[i], old[i][1], head=head)
     return results, old_head, focused
+
+
+def _port(job: Job, new_base: str) -> Port | None:
+    """``--resolve-from``'s port on the new upstream (None: not given)."""
+    if job.opts.resolve_from is None:
+        return None
+    label = job.target.spec.label
+    return port_of(job.repo, job.opts.resolve_from, new_base=new_base, label=label)
 
 
 def _with_files(

@@ -20,6 +20,7 @@ from forkkit.errors import ForkkitError
 from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.diff import split_hunks
+from forkkit.patches.plaindiff import check_plain, unlabelled
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.series import Patch, Series
 from forkkit.services.rebase.absorb import (
@@ -83,6 +84,40 @@ class Job:
     series_text: str  # patches/series as read at the start, comments and all
 
 
+@dataclass(frozen=True)
+class Port:
+    """The vendor's own port to the new upstream (``--resolve-from``): the
+    tree it gives there and the files it changes."""
+
+    source: str  # the file's name, as the report shows it
+    tree: str
+    files: frozenset[str]
+
+
+def port_of(repo: Repo, path: Path, *, new_base: str, label: str) -> Port:
+    """``path`` (a plain diff or format-patch file) read onto the new upstream
+    by git (``-p1``, else ``-p0``); one line when it does not apply there."""
+    try:
+        text = path.read_bytes().decode()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ForkkitError(f"--resolve-from {path}: cannot read it ({exc})") from None
+    check_plain(text, where=f"--resolve-from {path}")
+    text = unlabelled(text)
+    with repo.scratch_index("resolve-from") as index:
+        index.read_tree(new_base)
+        tried = [(p, index.apply(text, check=True, strip=p)) for p in (1, 0)]
+        strip = next((p for p, r in tried if r.ok), None)
+        if strip is None:
+            why = tried[0][1]
+            raise ForkkitError(
+                f"--resolve-from {path}: does not apply to {label} "
+                f"({why.path or why.message}); give the port made for {label}"
+            )
+        index.apply(text, strip=strip)
+        tree = index.write_tree()
+    return Port(path.name, tree, frozenset(repo.files_changed(new_base, tree)))
+
+
 class Replay(AbstractContextManager["Replay"]):
     """The move of a series onto the new upstream, one patch at a time, in
     the rebase repo. Not a transaction (nothing here commits or aborts; the
@@ -91,8 +126,11 @@ class Replay(AbstractContextManager["Replay"]):
     when it exits. Each step returns its verdict; HEAD of the repo is the
     only thing a step leaves behind."""
 
-    def __init__(self, job: Job, *, focused: Sequence[str] = ()) -> None:
-        self.job, self.repo = job, job.repo
+    def __init__(
+        self, job: Job, *, focused: Sequence[str] = (), port: Port | None = None
+    ) -> None:
+        self.job, self.repo, self.port = job, job.repo, port
+        self.taken: tuple[str, ...] = ()  # the files the port resolved last
         self.bench = SemanticBench(
             line=job.line, opts=job.opts, repo=job.repo, focused=tuple(focused)
         )
@@ -179,6 +217,8 @@ class Replay(AbstractContextManager["Replay"]):
                 f"({pick.message}); inspect {repo.path}"
             )
         conflicts = self._conflicts(bad)
+        if self._from_port([c.path for c in conflicts]):
+            return "resolved-from"
         judged = self.bench.judge(
             patch, res.old_commit, new_prev=head, test_source=None
         )
@@ -209,6 +249,16 @@ class Replay(AbstractContextManager["Replay"]):
         self.repo.reset_hard(head)
         if not self.repo.am(patch.path).ok:
             merge.cherry_pick(self.repo, old_commit)
+
+    def _from_port(self, paths: Sequence[str]) -> bool:
+        """Resolve the conflicted ``paths`` by the port's version of each,
+        when it covers every one of them, and go on with the pick."""
+        if self.port is None or not paths or not set(paths) <= self.port.files:
+            return False
+        self.repo.take(self.port.tree, paths)
+        merge.continue_pick(self.repo)
+        self.taken = tuple(paths)
+        return True
 
     def apply_one(
         self, patch: Patch, old_commit: str, *, old_base: str, new_base: str
@@ -241,6 +291,8 @@ class Replay(AbstractContextManager["Replay"]):
             "3way": "hunks moved: " + "; ".join(h for v in bad.values() for h in v),
             "rerere": "replayed the recorded resolution (.git/rr-cache, "
             "refs/forkkit/resolved)",
+            "resolved-from": f"resolved from {self.port.source if self.port else ''}: "
+            + ", ".join(self.taken),
         }[status]
         judged = self.bench.judge(
             patch, old_commit, new_prev=head, test_source=new_commit

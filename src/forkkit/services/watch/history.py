@@ -71,6 +71,7 @@ def cell_of(p: PatchResult) -> HistoryCell:
         "clean": "clean",
         "conflict": "conflict",
         "rerere": "resolved",
+        "resolved-from": "resolved",
     }
     applies: Applies = kinds.get(p.status, "3way")
     detail = "; ".join(c.describe() for c in p.conflicts) if p.conflicts else ""
