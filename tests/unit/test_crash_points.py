@@ -158,6 +158,19 @@ def _with_a_new_fix(root: Path) -> None:
 FIX_ADD = ["fix", "add", "count", "new/0001-Bugfix-count.patch", "--related"]
 
 
+def _with_a_plain_diff(root: Path) -> None:
+    """A second fix as a plain diff of two files (a vendor's shape)."""
+    _with_a_new_fix(root)
+    text = (root / "new" / "0001-Bugfix-count.patch").read_text()
+    body = text[text.index("diff --git ") :]
+    end = body.rindex("\n-- \n") + 1 if "\n-- \n" in body else len(body)
+    (root / "new" / "count.diff").write_text(body[:end])
+
+
+# #46: one transaction writes every part of a split diff
+FIX_SPLIT = ["fix", "add", "count", "new/count.diff", "--split", "files", "--related"]
+
+
 # name -> (set-up, the command, the next plain command after a crash)
 SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "materialize": (lambda root: None, ["materialize"], ["materialize"]),
@@ -173,6 +186,7 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "reconcile": (_with_a_competitor, RECONCILE, RECONCILE),
     "watch": (_materialized, ["watch", "--focused-only"], ["watch", "--focused-only"]),
     "fix add": (_with_a_new_fix, FIX_ADD, ["materialize"]),
+    "fix add --split": (_with_a_plain_diff, FIX_SPLIT, ["materialize"]),
 }
 
 
