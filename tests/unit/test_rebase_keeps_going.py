@@ -172,3 +172,39 @@ def _hunk(old: str, new: str) -> list[str]:
         *("-" + x for x in a),
         *("+" + x for x in b),
     ]
+
+
+def test_take_upstream_retires_what_upstream_took_over(tmp_path: Path) -> None:
+    """#46 item 4: a file upstream deleted, and one it added itself, are
+    proposed in the report; --take-upstream takes them, and the records say
+    how each patch left."""
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/old.py": _body("old")}))
+    changes = [
+        ("[Fix] old", {"toy/old.py": _body("old").replace("old_3 = 3", "old_3 = 30")}),
+        ("[Feature] new", {"toy/new.py": "MINE = 1\nSAME = 2\n"}),
+        ("[Fix] g", {"toy/g.py": "G = 1\n"}),
+    ]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=["a", "b", "c"])
+    up.publish("1.1", toy_release({"toy/new.py": "THEIRS = 1\nSAME = 2\n"}))
+    line = Line.of(load_config(cfg.path))
+    target = resolve_target(line, "toy==1.1")
+    dry = rebase(line, target, QUICK)
+    assert [p.status for p in dry.patches] == ["conflict", "conflict", "clean"]
+    text = render_markdown(dry)
+    assert "drop it: upstream deleted the file" in text
+    assert "take upstream's file (2 line(s) differ from ours)" in text
+    taken = rebase(
+        line, target, Options(semantic=False, red_green=False, take_upstream=True)
+    )
+    statuses = [p.status for p in taken.patches]
+    assert statuses == ["deleted-upstream", "added-upstream", "clean"] and taken.ok
+    assert [(r.name[5:], r.how) for r in taken.retired] == [
+        ("Fix-old.patch", "deleted-upstream"),
+        ("Feature-new.patch", "added-upstream"),
+    ]
+    files = [(f.path, f.verdict, f.kind) for p in taken.patches for f in p.files]
+    assert files[:2] == [
+        ("toy/old.py", "absorbed", "deleted-upstream"),
+        ("toy/new.py", "absorbed", "added-upstream"),
+    ]

@@ -76,6 +76,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the series guards upstream's fix (its red/green checks they pass)",
     )
     parser.add_argument(
+        "--take-upstream",
+        action="store_true",
+        help="a patch whose conflicts are all files upstream deleted, or added "
+        "itself, leaves the series (retired as deleted-upstream or "
+        "added-upstream): what the report proposes",
+    )
+    parser.add_argument(
         "--resolve-from",
         type=Path,
         metavar="DIFF",
@@ -120,6 +127,7 @@ def request(args: argparse.Namespace) -> Request:
         timeout=args.timeout,
         parallel=args.parallel,
         resolve_from=args.resolve_from,
+        take_upstream=args.take_upstream,
     )
     if args.resolve_from is not None and not args.resolve_from.is_file():
         raise ForkkitError(f"--resolve-from {args.resolve_from}: no such file")

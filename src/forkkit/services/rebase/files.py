@@ -28,6 +28,16 @@ class FileVerdict:
     verdict: FileVerdictName
     kind: ConflictKind = ""  # a conflict's: what upstream did to the file
     new_path: str = ""  # where upstream moved it (git's rename detection)
+    differ: int = 0  # added-upstream: the lines ours and upstream's differ by
+
+    @property
+    def proposal(self) -> str:
+        """What ``--take-upstream`` would do with a conflict of this kind."""
+        if self.kind == "deleted-upstream":
+            return "drop it: upstream deleted the file"
+        if self.kind == "added-upstream":
+            return f"take upstream's file ({self.differ} line(s) differ from ours)"
+        return ""
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ def file_verdicts(
     files: Sequence[str],
     *,
     status: str,
+    absorbed: bool,
     added: Sequence[str],
     moved: Sequence[str],
     conflicted: Sequence[str],
@@ -67,8 +78,9 @@ def file_verdicts(
     out = []
     for path in files:
         new = moves.renamed.get(path, "")
-        if status.startswith("absorbed"):
-            out.append(FileVerdict(path, "absorbed"))
+        if absorbed:
+            kind: ConflictKind = status if status in _TAKEOVER else ""  # type: ignore[assignment]
+            out.append(FileVerdict(path, "absorbed", kind))
         elif path in conflicted or (new and new in conflicted):
             kind, new = conflict_kind(path, added=path in added, moves=moves)
             out.append(FileVerdict(path, "conflict", kind, new))
@@ -77,6 +89,9 @@ def file_verdicts(
         else:
             out.append(FileVerdict(path, "clean", new_path=new))
     return tuple(out)
+
+
+_TAKEOVER = ("deleted-upstream", "added-upstream")
 
 
 def file_counts(verdicts: Sequence[FileVerdict]) -> dict[str, int]:

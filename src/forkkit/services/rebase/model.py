@@ -27,9 +27,17 @@ Status = Literal[
     "conflict",  # 3-way left conflict markers: resolve, then rerun
     "absorbed-textual",  # upstream already has this exact change
     "absorbed-semantic",  # upstream fixed it differently: tests pass without it
+    "deleted-upstream",  # upstream deleted its files: dropped (--take-upstream)
+    "added-upstream",  # upstream added its files itself: taken (--take-upstream)
     "not-tried",  # reports made before the replay went on past a conflict
 ]
-ABSORBED: tuple[Status, ...] = ("absorbed-textual", "absorbed-semantic")
+ABSORBED: tuple[Status, ...] = (
+    "absorbed-textual",
+    "absorbed-semantic",
+    "deleted-upstream",
+    "added-upstream",
+)
+TAKEOVERS = ("deleted-upstream", "added-upstream")  # what --take-upstream takes
 APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere", "resolved-from")
 Outcome = Literal["rebased", "retire", "conflict", "proof-failed"]
 
@@ -67,6 +75,9 @@ class Options:
     parallel: str = "off"
     # --resolve-from: the vendor's own port to the new upstream (a diff)
     resolve_from: Path | None = None
+    # --take-upstream: a patch whose every conflict is a file upstream deleted
+    # or added itself leaves the series (retired, how = that kind)
+    take_upstream: bool = False
 
 
 @dataclass(frozen=True)

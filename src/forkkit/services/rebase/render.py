@@ -18,6 +18,8 @@ _STATUS_TEXT: dict[str, str] = {
     "conflict": "CONFLICT",
     "absorbed-textual": "absorbed upstream (textually)",
     "absorbed-semantic": "absorbed upstream (semantically)",
+    "deleted-upstream": "upstream deleted its files: dropped (--take-upstream)",
+    "added-upstream": "upstream added its files itself: theirs taken (--take-upstream)",
     "not-tried": "not tried (an earlier patch conflicts)",
 }
 _SEMANTIC_COLUMNS = [
@@ -86,6 +88,27 @@ def _summary(result: RebaseResult) -> list[str]:
         )
         out.append(f"- Files: {shown}")
     return out
+
+
+def _proposals(result: RebaseResult) -> list[str]:
+    """What upstream took over, and the resolution ``--take-upstream`` makes."""
+    rows = [
+        [p.name, f"`{f.path}`", f.kind, f.proposal]
+        for p in result.patches
+        for f in p.files
+        if f.verdict == "conflict" and f.proposal
+    ]
+    if not rows:
+        return []
+    head = ["patch", "file", "upstream", "proposed resolution"]
+    return [
+        "",
+        "## Proposals: what upstream took over\n",
+        "`forkkit rebase ... --take-upstream` makes these resolutions (a patch "
+        "whose every conflict is one of them leaves the series, retired with "
+        "that kind).\n",
+        md_table(head, rows),
+    ]
 
 
 def _files(result: RebaseResult) -> list[str]:
@@ -214,7 +237,7 @@ def render_markdown(result: RebaseResult) -> str:
     """The PR-ready Markdown report."""
     out = [*_summary(result), *_fixes(result), "", "## Patches\n"]
     out.append(_patch_table(result))
-    out += _files(result)
+    out += _proposals(result) + _files(result)
     out += _conflicts(result) + _retired(result) + _semantic(result)
     out += _tail(result)
     return "\n".join(out) + "\n"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
@@ -30,7 +30,6 @@ from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE, render_retired
-from forkkit.patches.series import Patch
 from forkkit.services.proof.doc import ProofDoc, proof_doc
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove, resolve_parallel
@@ -42,7 +41,6 @@ from forkkit.services.rebase.apply import (
     unknown_patches,
     write_back,
 )
-from forkkit.services.rebase.files import Moves, file_verdicts
 from forkkit.services.rebase.model import (
     Options,
     PatchResult,
@@ -51,15 +49,15 @@ from forkkit.services.rebase.model import (
     fix_verdicts,
     retired_records,
 )
+from forkkit.services.rebase.replayed import port_for, with_files
 from forkkit.services.rebase.steps import (
     BRANCH,
     Job,
-    Port,
     Replay,
     open_repo,
-    port_of,
     prune_tests_only,
 )
+from forkkit.services.rebase.takeover import conflict_again, leave_out
 from forkkit.upstream.release import release_version
 from forkkit.upstream.trust import trusted_sdist
 from forkkit.vcs import Repo, merge
@@ -161,7 +159,7 @@ def _move(
     results: list[PatchResult] = []
     first: tuple[str, int] | None = None  # HEAD before the first conflict
     renames = repo.renamed_paths(old_base, new_base)
-    port = _port(job, new_base)
+    port = port_for(job, new_base)
     with Replay(job, focused=focused, port=port) as replay:
         for i, patch in enumerate(series.patches):
             say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
@@ -171,48 +169,14 @@ def _move(
             )
             say(f"{patch.name}: {res.status} {res.detail}".rstrip())
             bases = (old_base, new_base)
-            results.append(_with_files(job, patch, res, bases=bases, renames=renames))
+            results.append(with_files(job, patch, res, bases=bases, renames=renames))
             if res.status == "conflict":  # left out: the next goes on HEAD
                 first = first or (head, i)
-                replay.leave_out(head)
+                leave_out(repo, head)
         if first is not None:  # the first conflict, for resolution (rerere)
             head, i = first
-            replay.conflict_again(series.patches[i], old[i][1], head=head)
+            conflict_again(repo, series.patches[i], old[i][1], head=head)
     return results, old_head, focused
-
-
-def _port(job: Job, new_base: str) -> Port | None:
-    """``--resolve-from``'s port on the new upstream (None: not given)."""
-    if job.opts.resolve_from is None:
-        return None
-    label = job.target.spec.label
-    return port_of(job.repo, job.opts.resolve_from, new_base=new_base, label=label)
-
-
-def _with_files(
-    job: Job,
-    patch: Patch,
-    res: PatchResult,
-    *,
-    bases: tuple[str, str],
-    renames: Mapping[str, str],
-) -> PatchResult:
-    """``res`` with each of the patch's files' verdict (and conflict kind)."""
-    repo, (old_base, new_base) = job.repo, bases
-    moves = Moves(
-        present=frozenset(repo.ls_tree(new_base, patch.files)),
-        before=frozenset(repo.ls_tree(old_base, patch.files)),
-        renamed={f: renames[f] for f in patch.files if f in renames},
-    )
-    files = file_verdicts(
-        patch.files,
-        status=res.status,
-        added=patch.added,
-        moved=res.moved,
-        conflicted=[c.path for c in res.conflicts],
-        moves=moves,
-    )
-    return dataclasses.replace(res, files=files)
 
 
 def _owners(job: Job) -> dict[str, Fix]:

@@ -20,7 +20,6 @@ from forkkit.errors import ForkkitError
 from forkkit.line import Line
 from forkkit.output.progress import say
 from forkkit.patches.diff import split_hunks
-from forkkit.patches.plaindiff import check_plain, unlabelled
 from forkkit.patches.retired import TESTS_ONLY_TRAILER
 from forkkit.patches.series import Patch, Series
 from forkkit.services.rebase.absorb import (
@@ -34,6 +33,7 @@ from forkkit.services.rebase.model import (
     Target,
 )
 from forkkit.services.rebase.semantic import SemanticBench
+from forkkit.services.rebase.takeover import Port, from_port, take_upstream
 from forkkit.vcs import Repo, merge, resolution
 
 BRANCH = "rebase"
@@ -82,40 +82,6 @@ class Job:
     repo: Repo
     series: Series
     series_text: str  # patches/series as read at the start, comments and all
-
-
-@dataclass(frozen=True)
-class Port:
-    """The vendor's own port to the new upstream (``--resolve-from``): the
-    tree it gives there and the files it changes."""
-
-    source: str  # the file's name, as the report shows it
-    tree: str
-    files: frozenset[str]
-
-
-def port_of(repo: Repo, path: Path, *, new_base: str, label: str) -> Port:
-    """``path`` (a plain diff or format-patch file) read onto the new upstream
-    by git (``-p1``, else ``-p0``); one line when it does not apply there."""
-    try:
-        text = path.read_bytes().decode()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ForkkitError(f"--resolve-from {path}: cannot read it ({exc})") from None
-    check_plain(text, where=f"--resolve-from {path}")
-    text = unlabelled(text)
-    with repo.scratch_index("resolve-from") as index:
-        index.read_tree(new_base)
-        tried = [(p, index.apply(text, check=True, strip=p)) for p in (1, 0)]
-        strip = next((p for p, r in tried if r.ok), None)
-        if strip is None:
-            why = tried[0][1]
-            raise ForkkitError(
-                f"--resolve-from {path}: does not apply to {label} "
-                f"({why.path or why.message}); give the port made for {label}"
-            )
-        index.apply(text, strip=strip)
-        tree = index.write_tree()
-    return Port(path.name, tree, frozenset(repo.files_changed(new_base, tree)))
 
 
 class Replay(AbstractContextManager["Replay"]):
@@ -219,6 +185,9 @@ class Replay(AbstractContextManager["Replay"]):
         conflicts = self._conflicts(bad)
         if self._from_port([c.path for c in conflicts]):
             return "resolved-from"
+        taken = self._take_upstream(patch, res, conflicts, head=head)
+        if taken is not None:
+            return taken
         judged = self.bench.judge(
             patch, res.old_commit, new_prev=head, test_source=None
         )
@@ -237,28 +206,30 @@ class Replay(AbstractContextManager["Replay"]):
             detail=f"{len(conflicts)} conflicted file(s)",
         )  # fmt: skip
 
-    def leave_out(self, head: str) -> None:
-        """Drop the conflicted pick: HEAD is ``head`` again, the last good
-        state, and the replay goes on with the next patch."""
-        merge.abort_pick(self.repo)
-        self.repo.reset_hard(head)
-
-    def conflict_again(self, patch: Patch, old_commit: str, *, head: str) -> None:
-        """Bring ``patch``'s conflict on ``head`` back into the work tree, where
-        it is resolved (and rerere records the resolution for the next run)."""
-        self.repo.reset_hard(head)
-        if not self.repo.am(patch.path).ok:
-            merge.cherry_pick(self.repo, old_commit)
+    def _take_upstream(
+        self,
+        patch: Patch,
+        res: PatchResult,
+        conflicts: Sequence[Conflict],
+        *,
+        head: str,
+    ) -> PatchResult | None:
+        """``--take-upstream`` (:func:`take_upstream`): out, or None."""
+        paths = [c.path for c in conflicts]
+        if not self.job.opts.take_upstream:
+            return None
+        kind = take_upstream(self.repo, patch, paths, head=head)
+        if kind is None:
+            return None
+        verb = "deleted" if kind == "deleted-upstream" else "added"
+        why = f"upstream {verb} {', '.join(paths)}: its side taken (--take-upstream)"
+        return dataclasses.replace(res, status=kind, detail=why)
 
     def _from_port(self, paths: Sequence[str]) -> bool:
-        """Resolve the conflicted ``paths`` by the port's version of each,
-        when it covers every one of them, and go on with the pick."""
-        if self.port is None or not paths or not set(paths) <= self.port.files:
-            return False
-        self.repo.take(self.port.tree, paths)
-        merge.continue_pick(self.repo)
-        self.taken = tuple(paths)
-        return True
+        """Resolve the conflicted ``paths`` from ``--resolve-from``'s port."""
+        done = self.port is not None and from_port(self.repo, self.port, paths)
+        self.taken = tuple(paths) if done else self.taken
+        return done
 
     def apply_one(
         self, patch: Patch, old_commit: str, *, old_base: str, new_base: str
