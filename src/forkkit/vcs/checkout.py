@@ -106,6 +106,20 @@ class WorkTree(GitBound):
         """Make the index and the files ``rev``'s tree (conflicts included)."""
         self._git.run("read-tree", "--reset", "-u", operands=[rev])
 
+    def tree_with(self, base: str, diff: str) -> tuple[str | None, list[ApplyResult]]:
+        """The tree a plain ``diff`` gives on ``base`` (``-p1``, else ``-p0``);
+        None and each reading's failure when it applies neither way."""
+        tried: list[ApplyResult] = []
+        with self.scratch_index("plain-diff") as index:
+            index.read_tree(base)
+            for strip in (1, 0):
+                result = index.apply(diff, check=True, strip=strip)
+                if result.ok:
+                    index.apply(diff, strip=strip)
+                    return index.write_tree(), []
+                tried.append(result)
+        return None, tried
+
     def take(self, rev: str, paths: Sequence[str]) -> None:
         """Each of ``paths`` in the index and the work tree as ``rev`` has it
         (removed where it has none): a conflict resolved by one side."""

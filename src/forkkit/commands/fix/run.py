@@ -115,14 +115,9 @@ def _plain(repo: Repo, head: str, *, how: Import, label: str) -> _Plain:
     def parts_of(text: str, src: Path) -> list[tuple[str, str]]:
         check_plain(text, where=str(src))
         text = unlabelled(text)
-        with repo.scratch_index("fix-import") as index:
-            index.read_tree(head)
-            tried = [(p, index.apply(text, check=True, strip=p)) for p in (1, 0)]
-            strip = next((p for p, r in tried if r.ok), None)
-            if strip is None:
-                raise _raw_failure(src, text, tried=[r for _, r in tried], label=label)
-            index.apply(text, strip=strip)
-            new = index.write_tree()
+        new, tried = repo.tree_with(head, text)
+        if new is None:
+            raise _raw_failure(src, text, tried=tried, label=label)
         cut = parts(repo.files_changed(head, new), how.split)
         if not cut[0].paths:
             raise ForkkitError(f"{src}: changes nothing on {label}; nothing to add")

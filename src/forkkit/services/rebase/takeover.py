@@ -37,18 +37,13 @@ def port_of(repo: Repo, path: Path, *, new_base: str, label: str) -> Port:
         raise ForkkitError(f"--resolve-from {path}: cannot read it ({exc})") from None
     check_plain(text, where=f"--resolve-from {path}")
     text = unlabelled(text)
-    with repo.scratch_index("resolve-from") as index:
-        index.read_tree(new_base)
-        tried = [(p, index.apply(text, check=True, strip=p)) for p in (1, 0)]
-        strip = next((p for p, r in tried if r.ok), None)
-        if strip is None:
-            why = tried[0][1]
-            raise ForkkitError(
-                f"--resolve-from {path}: does not apply to {label} "
-                f"({why.path or why.message}); give the port made for {label}"
-            )
-        index.apply(text, strip=strip)
-        tree = index.write_tree()
+    tree, tried = repo.tree_with(new_base, text)
+    if tree is None:
+        why = tried[0]
+        raise ForkkitError(
+            f"--resolve-from {path}: does not apply to {label} "
+            f"({why.path or why.message}); give the port made for {label}"
+        )
     return Port(path.name, tree, frozenset(repo.files_changed(new_base, tree)))
 
 
