@@ -195,21 +195,30 @@ class ForkRuns:
         self, tree: ForkTree | Path, rev: str, tests: Sequence[str], *, name: str
     ) -> bool:
         """Whether the cache holds this very run (:meth:`run` restores it)."""
-        if self.cache is None:
-            return False
-        return (
-            self.cache.get(self._spec(tree, rev, tests, name=name)[1].key()) is not None
-        )
+        return self._lookup(tree, rev, tests, name=name, unfinished=False)
 
     def held(
         self, tree: ForkTree | Path, rev: str, tests: Sequence[str], *, name: str
     ) -> bool:
         """Whether :meth:`run` would not start pytest: the cache holds this
         run, or this command ran it already and it did not finish."""
+        return self._lookup(tree, rev, tests, name=name, unfinished=True)
+
+    def _lookup(
+        self,
+        tree: ForkTree | Path,
+        rev: str,
+        tests: Sequence[str],
+        *,
+        name: str,
+        unfinished: bool,
+    ) -> bool:
+        """The one key computation of :meth:`has` and :meth:`held`."""
         if self.cache is None:
             return False
         key = self._spec(tree, rev, tests, name=name)[1].key()
-        return self.cache.get(key) is not None or self.cache.unfinished(key) is not None
+        found = self.cache.get(key) is not None
+        return found or (unfinished and self.cache.unfinished(key) is not None)
 
     def keep_whole(
         self,
