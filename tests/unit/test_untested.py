@@ -83,7 +83,8 @@ def test_fix_add_refuses_a_fix_without_a_test_unless_declared(
     assert len(err) == 1 and "--untested" in err[0], err
     assert _files(line.parent) == before
     assert cli.main([*argv, "--untested", WHY, "--related"]) == 0
-    assert "proof: none" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "proof: none" in out and "listed unproven, declared" in out
     (decl,) = [d for d in load_config(line).fixes if d.id == "sec"]
     assert decl.untested == WHY
     assert 'proof = "none"' in line.read_text()

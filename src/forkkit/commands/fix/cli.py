@@ -147,7 +147,9 @@ def run(cfg: ForkConfig, req: Request) -> Outcome:
         f"  related suites: {shown}"
         + (f" (and {more} more that import it)" if more > 0 else ""),
         f"  proof: none ({fix.untested})" if fix.untested else "",
-        f"next: forkkit red-green --fix {fix.id}",
+        "next: forkkit red-green (this fix: listed unproven, declared)"
+        if fix.untested
+        else f"next: forkkit red-green --fix {fix.id}",
     ]
     lines = [ln for ln in lines if ln]
     return Outcome(code=EXITS.code("added"), out="\n".join(lines))
