@@ -249,7 +249,7 @@ class Replay(AbstractContextManager["Replay"]):
             return dataclasses.replace(res, status="absorbed-textual", detail=why)
         status: Status = "clean"
         bad: dict[str, list[str]] = {}
-        if not repo.am(patch.path).ok:
+        if not (repo.check_patch(patch.path).ok and repo.am(patch.path).ok):
             bad = _failing_hunks(repo, patch)
             res = dataclasses.replace(res, moved=tuple(bad))
             picked = self._pick(patch, res, head=head, bad=bad)
