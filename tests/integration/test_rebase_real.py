@@ -23,6 +23,7 @@ from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.testing.env import ensure_testenv
 from forkkit.upstream.sdist import extract_sdist, fetch_sdist
+from forkkit.vcs import Repo
 from tests.integration.projects import PIN_030
 
 pytestmark = pytest.mark.integration
@@ -127,7 +128,9 @@ def test_dry_run_onto_034_absorbs_registration_and_stops_at_the_lookup(
     the lookup (our hunks conflict with upstream's own proof margin). The
     resolution (upstream's code, our test refreshes) is a maintainer's, and
     after it the whole series is absorbed (see the closing note of issue 21);
-    here the tool must stop at the conflict and name the files."""
+    here the tool names the files, tries the last patch too (it builds on the
+    lookup's lines, left out: it conflicts), and leaves the lookup's conflict
+    in the rebase repository to resolve (#46)."""
     cfg, _, before = _series_on_030(tmp_path, monkeypatch, at_least=3)
 
     result = rebase(
@@ -141,6 +144,9 @@ def test_dry_run_onto_034_absorbs_registration_and_stops_at_the_lookup(
     assert lookup.status == "conflict", lookup.detail
     conflicted = {c.path for c in lookup.conflicts}
     assert "vllm/v1/core/kv_cache_coordinator.py" in conflicted
-    assert dcp.status == "not-tried"
+    assert dcp.status == "conflict" and dcp.files, dcp.detail  # tried
+    assert all(f.verdict for p in result.patches for f in p.files)
+    left = Repo(Path(result.repo)).unmerged()
+    assert "vllm/v1/core/kv_cache_coordinator.py" in left  # the first conflict
     assert result.outcome == "conflict" and not result.written
     assert before == {p: p.read_bytes() for p in before}

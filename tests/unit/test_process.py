@@ -47,8 +47,11 @@ def test_our_own_work_is_not_another_process_busy() -> None:
     spin = subprocess.Popen([sys.executable, "-c", SPIN])
     try:
         time.sleep(0.1)
-        got = cpu_sample(sample_s=0.5)
-        assert got.own >= 0.6, got  # counted as ours, so not in got.others
+        got = cpu_sample(sample_s=1.0)
+        # counted as ours, so not in got.others; it gets less than a core
+        # when the other test worker and a third process share the two
+        # (measured: 0.51), and about 0 were it not counted as ours
+        assert got.own >= 0.3, got
     finally:
         spin.kill()
         spin.wait()

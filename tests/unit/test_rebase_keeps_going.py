@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from forkkit.config import load_config
+from forkkit.fork.tree import materialize
 from forkkit.line import Line
 from forkkit.services.rebase.doc import rebase_doc
 from forkkit.services.rebase.model import Options
@@ -208,3 +211,34 @@ def test_take_upstream_retires_what_upstream_took_over(tmp_path: Path) -> None:
         ("toy/old.py", "absorbed", "deleted-upstream"),
         ("toy/new.py", "absorbed", "added-upstream"),
     ]
+
+
+def test_the_series_on_the_old_pin_is_the_fork_tree_s_own_commits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fork tree holds the very commits the rebase would make on the old
+    pin (same pristine commit, identity and dates): they are fetched, not
+    applied again; a fork tree of another series is passed over."""
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    changes = [*_independent(2), ("[Bugfix] count", {"toy/count.py": COUNT_FIXED})]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=["a", "b", "c", "d"])
+    moved = FIXED_CALC.replace("return n", "return n + 0  # upstream's own")
+    up.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": moved}))
+    line = Line.of(load_config(cfg.path))
+    target = resolve_target(line, "toy==1.1")
+    applied = rebase(line, target, QUICK)  # no fork tree yet: applied
+    assert "the fork tree's commits" not in capsys.readouterr().err
+    materialize(cfg)
+    fetched = rebase(line, target, QUICK)
+    assert "the fork tree's commits" in capsys.readouterr().err
+    assert [p.old_commit for p in fetched.patches] == [
+        p.old_commit for p in applied.patches
+    ]
+    assert [p.status for p in fetched.patches] == [p.status for p in applied.patches]
+    # a patch changed since the fork tree was built: applied again
+    last = cfg.patches_dir / cfg.series_file.read_text().split()[-1]
+    last.write_text(last.read_text().replace("[Bugfix] count", "[Bugfix] count!"))
+    edited = Line.of(load_config(cfg.path))
+    rebase(edited, resolve_target(edited, "toy==1.1"), QUICK)
+    assert "the fork tree's commits" not in capsys.readouterr().err

@@ -9,7 +9,7 @@ No module outside this package starts a git process (a test enforces it).
 from forkkit.vcs.apply import ApplyResult
 from forkkit.vcs.git import BOT_EMAIL, BOT_NAME, FIXED_DATE, GitError
 from forkkit.vcs.index import ScratchIndex
-from forkkit.vcs.remote import fetch_history, fetch_rev, remote_head
+from forkkit.vcs.remote import fetch_commit, fetch_history, fetch_rev, remote_head
 from forkkit.vcs.repo import ZERO, Identity, RefUpdate, Repo
 from forkkit.vcs.worktree import SCRATCH_DIR, scratch_root
 
@@ -25,6 +25,7 @@ __all__ = [
     "RefUpdate",
     "Repo",
     "ScratchIndex",
+    "fetch_commit",
     "fetch_history",
     "fetch_rev",
     "remote_head",

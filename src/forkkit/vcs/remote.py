@@ -8,6 +8,17 @@ from forkkit.vcs.git import operand
 from forkkit.vcs.repo import Repo
 
 
+def fetch_commit(repo: Repo, *, url: str, commit: str) -> bool:
+    """Fetch ``commit`` and the history it needs from the repository at
+    ``url`` (a whole fetch, never shallow); whether it is here now."""
+    git = repo._git
+    operand(url, what="git URL")
+    operand(commit, what="git commit")
+    if git.rev(commit) != commit:
+        git.run("fetch", "-q", "--no-tags", check=False, operands=[url, commit])
+    return git.rev(commit) == commit
+
+
 def fetch_rev(repo: Repo, *, url: str, rev: str) -> str:
     """Fetch ``rev`` of ``url`` into ``repo``; return its commit id.
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
+from forkkit.fork import state as forkstate
 from forkkit.fork.fixes import focused_targets
 from forkkit.fork.pristine import resolved
 from forkkit.fork.tree import apply_series, make_base, materialize
@@ -60,7 +61,7 @@ from forkkit.services.rebase.steps import (
 from forkkit.services.rebase.takeover import conflict_again, leave_out
 from forkkit.upstream.release import release_version
 from forkkit.upstream.trust import trusted_sdist
-from forkkit.vcs import Repo, merge
+from forkkit.vcs import Repo, fetch_commit, merge
 
 __all__ = ["Options", "RebaseResult", "Target", "rebase", "resolve_target"]
 
@@ -148,8 +149,11 @@ def _move(
     (one :class:`Replay`); return the verdicts, the old series' HEAD and the
     fixes' focused tests there."""
     repo, series = job.repo, job.series
-    repo.detach(old_base)
-    old = apply_series(repo, series, f"{job.line.upstream.label} (the current pin)")
+    old = _from_fork(job, old_base)
+    if old is None:
+        repo.detach(old_base)
+        label = f"{job.line.upstream.label} (the current pin)"
+        old = apply_series(repo, series, label)
     old_head = merge.head(repo)
     fixes = job.line.fixes
     focused = focused_targets(
@@ -177,6 +181,33 @@ def _move(
             head, i = first
             conflict_again(repo, series.patches[i], old[i][1], head=head)
     return results, old_head, focused
+
+
+def _from_fork(job: Job, old_base: str) -> list[tuple[str, str]] | None:
+    """The series' commits on the old pin as the line's fork tree holds them,
+    fetched instead of applied again: materialize made them from the same
+    pristine commit, identity and dates, so they are the very commits
+    :func:`apply_series` would make. None when the fork tree is of another
+    pin or series (or not there); HEAD is then left alone."""
+    path = job.line.work.fork
+    if not Repo.is_repo_root(path):
+        return None
+    tree = forkstate.read(Repo(path)).tree
+    names = [p.name for p in job.series.patches]
+    if (
+        tree is None
+        or tree.base != old_base
+        or tree.series_digest != job.series.digest
+        or tree.stopped_at is not None
+        or [n for n, _ in tree.patch_commits] != names
+    ):
+        return None
+    last = tree.patch_commits[-1][1] if tree.patch_commits else old_base
+    if not fetch_commit(job.repo, url=str(path), commit=last):
+        return None
+    job.repo.detach(last)
+    say(f"the series on {job.line.upstream.label}: the fork tree's commits")
+    return list(tree.patch_commits)
 
 
 def _owners(job: Job) -> dict[str, Fix]:
