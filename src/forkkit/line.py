@@ -80,10 +80,6 @@ class Line:
         return self.config.line_label
 
     @property
-    def line_label(self) -> str:
-        return self.config.line_label
-
-    @property
     def path(self) -> Path:
         """The line's ``fork.toml``."""
         return self.config.path

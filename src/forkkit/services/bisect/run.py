@@ -364,7 +364,7 @@ def _test_source(repo: Repo, *, line: Line) -> tuple[ForkTree, FixSet]:
     """Another line that carries the fix: its fork tree (its commits fetched
     into this repository, for 3-way merges of its test changes) and fixes."""
     tree = materialize(line.config)
-    say(f"the fix's tests as {line.line_label} carries them ({tree.head[:12]})")
+    say(f"the fix's tests as {line.name} carries them ({tree.head[:12]})")
     fetch_rev(repo, url=str(tree.path), rev=tree.head)
     return tree, line.fixes
 

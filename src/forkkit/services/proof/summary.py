@@ -124,7 +124,7 @@ def summary_doc(
     return SummaryDoc(
         upstream=first.upstream if first else line.upstream.ident,
         upstream_label=first.upstream_label if first else line.upstream.label,
-        line=line.line_label,
+        line=line.name,
         head_tree=first.head_tree if first else "",
         valid=bool(rows) and all(r.valid for r in counted),
         fixes=(*(r for r in rows if not r.counts), *counted),

@@ -37,7 +37,6 @@ ABSORBED: tuple[Status, ...] = (
     "deleted-upstream",
     "added-upstream",
 )
-TAKEOVERS = ("deleted-upstream", "added-upstream")  # what --take-upstream takes
 APPLIED: tuple[Status, ...] = ("clean", "3way", "rerere", "resolved-from")
 Outcome = Literal["rebased", "retire", "conflict", "proof-failed"]
 
