@@ -6,7 +6,7 @@ benches only, never copied into the project), then in a scratch folder:
 
     forkkit init NAME==BASE; forkkit fix add vendor DIFF --split files --untested ...
     forkkit materialize                                  # timed: the split series
-    forkkit rebase --onto NAME==ONTO --no-semantic --no-red-green   # timed: dry run
+    forkkit rebase --onto NAME==ONTO [--flag ...]        # timed: the dry run
 
 and, as the floor, the same split patches replayed by hand with plain git on
 the new upstream's pristine tree (forkkit's rebase repository, so no sdist
@@ -95,6 +95,13 @@ def main() -> None:
     parser.add_argument("diff", type=Path, help="the vendor's plain diff")
     parser.add_argument("--base", required=True, help="NAME==VERSION it applies to")
     parser.add_argument("--onto", required=True, help="NAME==VERSION to rebase onto")
+    parser.add_argument(
+        "--flag",
+        action="append",
+        default=[],
+        help="a rebase option for both runs (repeatable; default: none, the "
+        "plain dry run a user types)",
+    )
     args = parser.parse_args()
     diff = args.diff if args.diff.is_absolute() else Path.cwd() / args.diff
     if not diff.is_file():
@@ -113,7 +120,7 @@ def main() -> None:
         add = ["fix", "add", "vendor", str(diff), "--split", "files", "--untested", why]
         t_add = _forkkit(*conf, *add, "--related", cwd=Path(tmp))
         t_mat = _forkkit(*conf, "materialize", cwd=Path(tmp))
-        rebase = ["rebase", "--onto", args.onto, "--no-semantic", "--no-red-green"]
+        rebase = ["rebase", "--onto", args.onto, *args.flag]
         _forkkit(*conf, *rebase, cwd=Path(tmp))  # fetches the new sdist once
         t_reb = _forkkit(*conf, *rebase, cwd=Path(tmp))
         doc = json.loads((proj / ".forkkit/reports/rebase/rebase.json").read_text())
