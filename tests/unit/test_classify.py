@@ -4,6 +4,10 @@ category, each problem, and the failure kinds read from pytest's JUnit."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from forkkit.testing import junit
@@ -13,6 +17,7 @@ from forkkit.testing.classify import (
     classify_test,
     exit_code,
     flaky,
+    run_problems,
     unresolved,
     wrong_reason,
 )
@@ -104,7 +109,8 @@ COLLECT = outcome("broken", "error", "collection")
             report(collection=(COLLECT,)),
             report(F2P[1]),
             [
-                "red run: 1 collection error(s), e.g. m::broken: collection",
+                "red run: m::broken cannot be collected: collection; fix the "
+                "module, or leave it out of the fix's suites",
                 "red run executed no tests",
                 "1 MISSING test(s), e.g. m::fix",
             ],
@@ -232,3 +238,29 @@ def test_flaky_guard() -> None:
     assert flaky([a, a]) is None
     g = flaky([a, b, c])
     assert g is not None and g.tests == ("m::x",) and "across 3 runs" in g.message
+
+
+def test_a_module_that_does_not_import_is_one_line_naming_what_it_lacks(
+    tmp_path: Path,
+) -> None:
+    """Real pytest: a test module whose import needs a module the venv lacks
+    is named by its file and that module, with what to do."""
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_audio.py").write_text(
+        "import forkkit_no_such_audio_lib\n\ndef test_x():\n    pass\n"
+    )
+    (tests / "test_ok.py").write_text("def test_y():\n    pass\n")
+    xml = tmp_path / "junit.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "--continue-on-collection-errors",
+         f"--junitxml={xml}", "tests"],
+        cwd=tmp_path, capture_output=True, check=False,
+    )  # fmt: skip
+    problems = run_problems("related", junit.parse_junit(xml))
+    assert problems == [
+        "related run: tests/test_audio.py cannot be collected: missing module "
+        "'forkkit_no_such_audio_lib'; add it to [testenv] extra, or leave the "
+        "module out of the fix's suites"
+    ]

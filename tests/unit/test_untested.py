@@ -168,6 +168,14 @@ def test_a_backport_keeps_its_advisory_and_upstream_pr(
     assert cli.main([*conf, "red-green", "--parallel", "off"]) == 0
     summary = line.parent / ".forkkit" / "reports" / "red_green" / "summary.md"
     assert f"({GHSA}; backports {PR_URL})" in summary.read_text()
+    # pr-body: the untested fix's description says first that nothing proves it
+    out = tmp_path / "pr.md"
+    assert cli.main([*conf, "pr-body", "--fix", "sec", "--output", str(out)]) == 0
+    body = out.read_text()
+    assert "**Not proven: no test.**" in body and "GHSA" in body
+    assert body.index("Not proven") < body.index("### Provenance")
+    assert f"backports {PR_URL}" in body and "`toy/count.py`" in body
+    assert str(tmp_path) not in body and "## AI assistance" in body
 
 
 def test_a_retirement_record_keeps_them_and_an_old_one_reads_as_before() -> None:

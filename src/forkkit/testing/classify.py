@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -64,15 +65,29 @@ class Classification:
         return self.by_category.get(category, [])
 
 
+def load_problem(errors: Sequence[TestOutcome]) -> str:
+    """A run's modules that could not be collected, in one line: the first
+    module by its file and cause (the module the CPU venv lacks), and what to
+    do."""
+    first = errors[0]
+    where = first.test_id
+    if "::" not in where:  # a module's own collection error: its file
+        where = where.replace(".", "/") + ".py"
+    more = f" (and {len(errors) - 1} more module(s))" if len(errors) > 1 else ""
+    cause = first.message or first.kind
+    todo = (
+        "add it to [testenv] extra, or leave the module out of the fix's suites"
+        if cause.startswith("missing module")
+        else "fix the module, or leave it out of the fix's suites"
+    )
+    return f"{where} cannot be collected: {cause}{more}; {todo}"
+
+
 def run_problems(label: str, run: JunitReport) -> list[str]:
     """A run that cannot count: collection errors, or no test executed."""
     out = []
     if run.collection_errors:
-        first = run.collection_errors[0]
-        out.append(
-            f"{label} run: {len(run.collection_errors)} collection error(s), "
-            f"e.g. {first.test_id}: {first.message or first.kind}"
-        )
+        out.append(f"{label} run: {load_problem(run.collection_errors)}")
     if run.executed == 0:
         out.append(f"{label} run executed no tests")
     return out

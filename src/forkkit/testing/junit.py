@@ -67,6 +67,20 @@ class JunitReport:
         }
 
 
+_MISSING = re.compile(r"No module named '([\w.]+)'")
+_E_LINE = re.compile(r"^E\s+(\S.*)$", re.M)
+
+
+def load_cause(message: str, text: str) -> str:
+    """Why a module could not be collected, in a few words: the module the
+    venv lacks (``missing module 'librosa'``), else pytest's last ``E`` line."""
+    missing = _MISSING.findall(text) or _MISSING.findall(message)
+    if missing:
+        return f"missing module '{missing[-1]}'"
+    lines = _E_LINE.findall(text)
+    return (lines[-1].strip() if lines else message.strip())[:200] or "collection"
+
+
 def failure_kind(message: str, text: str) -> str:
     """The exception class behind a failure, from pytest's message and report."""
     if "collection failure" in message or "ERROR collecting" in text:
@@ -83,6 +97,14 @@ def failure_kind(message: str, text: str) -> str:
     if re.search(r"^E\s+assert\b", text, re.M):
         return "AssertionError"
     return "unknown"
+
+
+def _text(case: ET.Element) -> str:
+    """The report text of a case's failure or error (empty when none)."""
+    for child in case:
+        if child.tag in ("failure", "error"):
+            return child.text or ""
+    return ""
 
 
 def _mark(case: ET.Element) -> Mark:
@@ -128,12 +150,11 @@ def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
                     outcome = "skipped"
                     message = child.get("message", "")
             result = TestOutcome(test_id, outcome, secs, kind, message[:500], mark)
-            if not classname and outcome == "error":
+            if (not classname and outcome == "error") or result.kind == "collection":
+                cause = load_cause(message, _text(case))
                 collection.append(
-                    TestOutcome(test_id, "error", secs, "collection", message[:500])
+                    TestOutcome(test_id, "error", secs, "collection", cause)
                 )
-            elif result.kind == "collection":
-                collection.append(result)
             else:
                 tests[test_id] = result
     return JunitReport(tests=tests, collection_errors=tuple(collection), seconds=total)

@@ -51,7 +51,9 @@ def pytest_command(
     """The exact pytest command line (also shown in reports). It runs in the
     tree, and the tree is its rootdir and the top of its conftest.py files:
     a folder above it (the checkout the workdir sits in, with its own pytest
-    configuration or conftest.py) never changes the test ids or the run."""
+    configuration or conftest.py) never changes the test ids or the run. A
+    module that cannot be collected is an error of its own, and the other
+    modules still run (``--continue-on-collection-errors``)."""
     return [
         str(env.python),
         "-m",
@@ -62,6 +64,7 @@ def pytest_command(
         "--confcutdir=.",
         "-q",
         "-rfE",
+        "--continue-on-collection-errors",
         f"--junitxml={junit}",
         "-o",
         "junit_family=xunit2",

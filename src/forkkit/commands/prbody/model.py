@@ -186,3 +186,11 @@ def purpose_head(title: str, *, prompt: str) -> list[str]:
     if title:
         out += [f"**{md_text(title)}**", ""]
     return [*out, f"<!-- {prompt} -->", ""]
+
+
+AI_DISCLOSURE = (
+    "## AI assistance\n\n"
+    "<!-- Disclose AI assistance here, as vLLM's contributing guide asks: which "
+    "tools were used and for what (or write that none was). -->\n"
+    "AI assistance: <!-- describe -->\n"
+)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from forkkit.commands.prbody.model import (
+    AI_DISCLOSURE,
     FOLD_AFTER,
     PrInputs,
     changed_tests,
@@ -36,13 +37,6 @@ from forkkit.output.report import md_table
 from forkkit.services.proof.doc import FileRef, ProofDoc
 from forkkit.services.repro.doc import ReproDoc
 from forkkit.testing.classify import CATEGORIES
-
-AI_DISCLOSURE = (
-    "## AI assistance\n\n"
-    "<!-- Disclose AI assistance here, as vLLM's contributing guide asks: which "
-    "tools were used and for what (or write that none was). -->\n"
-    "AI assistance: <!-- describe -->\n"
-)
 
 
 def render_markdown(inp: PrInputs) -> str:

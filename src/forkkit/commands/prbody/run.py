@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from forkkit.commands.prbody.model import PrInputs
 from forkkit.commands.prbody.render import render_markdown
+from forkkit.commands.prbody.render_untested import render_untested
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import FixSet, load_fixes
@@ -130,14 +131,21 @@ def _description(fixes: FixSet, fix: Fix) -> str:
 def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
     """The PR description in Markdown, with no local absolute path in it."""
     reports = cfg.work.reports
-    red_green, fix, fixes = _proof(cfg, paths)
-    fork = red_green.fork_path
     roots = {
         str(cfg.work.root.absolute()): "WORKDIR",
         str(cfg.root.absolute()): ".",
-        **({str(fork): "FORK"} if fork else {}),
         str(Path.home()): "~",
     }
+    fixes = load_fixes(cfg)
+    untested = _fix(fixes, paths.fix)
+    if untested.untested and paths.red_green is None:
+        purpose = _description(fixes, untested)
+        return render_untested(
+            untested, purpose=purpose, upstream=cfg.upstream.label, roots=roots
+        )
+    red_green, fix, fixes = _proof(cfg, paths)
+    fork = red_green.fork_path
+    roots |= {str(fork): "FORK"} if fork else {}
     label = red_green.upstream.label or cfg.upstream.label
     shown = {s: (reports / s / f"{s}.json") for s in ("repro", "reconcile")}
     repro = _optional(paths.repro, shown["repro"], ReproDoc)
