@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.errors import ForkkitError
-from forkkit.patches.fixes import FixDecl, check_fix_id
+from forkkit.fixconfig import fix_tables
+from forkkit.patches.fixes import FixDecl
 from forkkit.pin import (
     UpstreamSpec,
     path_component,
     upstream_from_fields,
 )
+from forkkit.tomlread import KNOWN, opt, req, table_of
 from forkkit.workdir import Workdir
 
 
@@ -87,70 +89,6 @@ def check_folder_path(
     return path
 
 
-def _req(table: dict[str, Any], key: str, where: str, *, kind: type = str) -> Any:
-    if key not in table:
-        raise ForkkitError(f"{where}: missing key '{key}'; add it (see README)")
-    value = table[key]
-    if kind is list:
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ForkkitError(f"{where}: '{key}' must be a list of strings")
-    elif not isinstance(value, kind):
-        raise ForkkitError(f"{where}: '{key}' must be a {kind.__name__}")
-    return value
-
-
-_KNOWN: dict[str, frozenset[str]] = {
-    "upstream": frozenset(
-        {
-            "name",
-            "source",
-            "version",
-            "sha256",
-            "index_url",
-            "git_url",
-            "git_rev",
-            "git_commit",
-            "sdist_url",
-        }
-    ),
-    "patches": frozenset({"dir", "series"}),
-    "fix": frozenset(
-        {"id", "title", "forwarded", "origin", "related_suites", "proof", "reason"}
-        | {"upstream_pr", "advisory"}
-    ),
-    "testenv": frozenset(
-        {"torch", "requirements", "extra", "env", "deselect", "pass_env"}
-    ),
-    "workdir": frozenset({"path"}),
-    "line": frozenset({"name", "also"}),
-}
-
-
-def _table(data: dict[str, Any], name: str, fname: str) -> dict[str, Any]:
-    """Table ``name`` of the file; unknown keys (typos) are errors."""
-    table = data.get(name, {})
-    if not isinstance(table, dict):
-        raise ForkkitError(f"{fname}: '{name}' must be a table ([{name}])")
-    return _known(table, name, fname)
-
-
-def _known(table: dict[str, Any], name: str, fname: str) -> dict[str, Any]:
-    unknown = sorted(set(table) - _KNOWN[name])
-    if unknown:
-        raise ForkkitError(
-            f"{fname} [{name}]: unknown key '{unknown[0]}'; expected one of "
-            f"{', '.join(sorted(_KNOWN[name]))}"
-        )
-    return table
-
-
-def _opt(table: dict[str, Any], key: str, where: str, *, default: str = "") -> str:
-    value = table.get(key, default)
-    if not isinstance(value, str):
-        raise ForkkitError(f"{where}: '{key}' must be a string")
-    return value
-
-
 def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     """Parse and validate ``fork.toml``; errors name the file and the key."""
     path = Path(path).resolve()
@@ -159,21 +97,21 @@ def load_config(path: Path | str = "fork.toml") -> ForkConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ForkkitError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
     root = path.parent
-    unknown = sorted(set(data) - set(_KNOWN))
+    unknown = sorted(set(data) - set(KNOWN))
     if unknown:  # a typo'd table ([work_dir]) or a root key
         raise ForkkitError(
             f"{path.name}: unknown table or key '{unknown[0]}'; expected "
-            + ", ".join(f"[{name}]" for name in _KNOWN)
+            + ", ".join(f"[{name}]" for name in KNOWN)
         )
     upstream = _upstream(data, path)
-    pt = _table(data, "patches", path.name)
+    pt = table_of(data, "patches", path.name)
     where = f"{path.name} [patches]"
     return ForkConfig(
         path=path,
         upstream=upstream,
-        patches_dir=root / _opt(pt, "dir", where, default="patches"),
-        series_file=root / _opt(pt, "series", where, default="patches/series"),
-        fixes=_fixes(data, path),
+        patches_dir=root / opt(pt, "dir", where, default="patches"),
+        series_file=root / opt(pt, "series", where, default="patches/series"),
+        fixes=fix_tables(data, path),
         testenv=_testenv(data, path),
         workdir=_workdir(data, path),
         **_line(data, path),
@@ -217,12 +155,12 @@ def every_line(cfg: ForkConfig) -> list[ForkConfig]:
 
 def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """``[line]``: this line's name (a folder name) and the other lines."""
-    lt = _table(data, "line", path.name)
+    lt = table_of(data, "line", path.name)
     where = f"{path.name} [line]"
-    name = _opt(lt, "name", where)
+    name = opt(lt, "name", where)
     if name:
         path_component(name, what=f"{where} name")
-    also = _req(lt, "also", where, kind=list) if "also" in lt else []
+    also = req(lt, "also", where, kind=list) if "also" in lt else []
     paths = tuple(Path(os.path.normpath(path.parent / p)) for p in also)
     for p in paths:
         if p.resolve() == path.resolve():
@@ -235,94 +173,19 @@ def _line(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 def _upstream(data: dict[str, Any], path: Path) -> UpstreamSpec:
-    up = _table(data, "upstream", path.name)
+    up = table_of(data, "upstream", path.name)
     where = f"{path.name} [upstream]"
     for key in ("source", "name"):
-        _req(up, key, where)
-    fields = {key: _opt(up, key, where) for key in up}
+        req(up, key, where)
+    fields = {key: opt(up, key, where) for key in up}
     return upstream_from_fields(fields, where=f"{path} [upstream]")
-
-
-# The single-[fix] format (one implicit fix, its files listed by hand).
-MIGRATE = (
-    "the single [fix] table is gone: fixes come from the patches. Write one "
-    "[[fix]] table per fix (id, title, forwarded, related_suites), add the "
-    "trailer 'Forkkit-Fix: ID' to each patch's message, and move 'deselect' "
-    "to [testenv] (README: Carry your own fix)"
-)
-
-
-def _fixes(data: dict[str, Any], path: Path) -> tuple[FixDecl, ...]:
-    """The ``[[fix]]`` tables, in order; ids unique."""
-    raw = data.get("fix", [])
-    if isinstance(raw, dict):
-        raise ForkkitError(f"{path.name} [fix]: {MIGRATE}")
-    if not isinstance(raw, list) or not all(isinstance(t, dict) for t in raw):
-        raise ForkkitError(f"{path.name}: 'fix' must be tables ([[fix]])")
-    out: list[FixDecl] = []
-    for n, table in enumerate(raw, 1):
-        where = f"{path.name} [[fix]] #{n}"
-        _known(table, "fix", where)
-        fid = check_fix_id(_req(table, "id", where), where)
-        if any(d.id == fid for d in out):
-            raise ForkkitError(f"{where}: id {fid!r} is declared twice; rename one")
-        suites = (
-            _req(table, "related_suites", where, kind=list)
-            if "related_suites" in table
-            else []
-        )
-        out.append(
-            FixDecl(
-                id=fid,
-                title=_opt(table, "title", where),
-                forwarded=_opt(table, "forwarded", where),
-                origin=_opt(table, "origin", where),
-                related_suites=tuple(suites),
-                untested=_untested(table, where),
-                upstream_pr=_opt(table, "upstream_pr", where),
-                advisory=check_advisory(_opt(table, "advisory", where), where),
-            )
-        )
-    return tuple(out)
-
-
-_ADVISORY = re.compile(r"GHSA(-[23456789cfghjmpqrvwx]{4}){3}|CVE-\d{4}-\d{4,}")
-
-
-def check_advisory(value: str, where: str) -> str:
-    """A GitHub (GHSA-...) or CVE advisory id, or ""."""
-    if value and not _ADVISORY.fullmatch(value):
-        raise ForkkitError(
-            f"{where}: advisory {value!r} is not a GHSA-xxxx-xxxx-xxxx or "
-            "CVE-YYYY-NNNN id; fix it"
-        )
-    return value
-
-
-def _untested(table: dict[str, Any], where: str) -> str:
-    """``proof = "none"`` with its ``reason``: a fix carried without a test."""
-    proof, reason = _opt(table, "proof", where), _opt(table, "reason", where)
-    if proof not in ("", "none", "red-green"):
-        raise ForkkitError(
-            f"{where}: proof {proof!r}: give 'none' (carried without a test, with "
-            "a reason) or leave it out"
-        )
-    if proof == "none" and not reason.strip():
-        raise ForkkitError(
-            f'{where}: proof = "none" needs a reason = "..." (why it has no test)'
-        )
-    if reason and proof != "none":
-        raise ForkkitError(
-            f'{where}: a reason is for proof = "none"; add it or drop it'
-        )
-    return reason.strip() if proof == "none" else ""
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
-    te = _table(data, "testenv", path.name)
+    te = table_of(data, "testenv", path.name)
     where = f"{path.name} [testenv]"
     env = te.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
@@ -334,13 +197,13 @@ def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
             "and _, not starting with a digit); fix it"
         )
     return TestEnvSpec(
-        torch=_req(te, "torch", where),
-        requirements=tuple(_req(te, "requirements", where, kind=list))
+        torch=req(te, "torch", where),
+        requirements=tuple(req(te, "requirements", where, kind=list))
         if "requirements" in te
         else (),
-        extra=tuple(_req(te, "extra", where, kind=list)) if "extra" in te else (),
+        extra=tuple(req(te, "extra", where, kind=list)) if "extra" in te else (),
         env={str(k): str(v) for k, v in env.items()},
-        deselect=tuple(_req(te, "deselect", where, kind=list))
+        deselect=tuple(req(te, "deselect", where, kind=list))
         if "deselect" in te
         else (),
         pass_env=_pass_env(te, where),
@@ -349,7 +212,7 @@ def _testenv(data: dict[str, Any], path: Path) -> TestEnvSpec:
 
 def _pass_env(te: dict[str, Any], where: str) -> tuple[str, ...]:
     """``[testenv] pass_env``: variable names, or ``NAME*`` prefixes."""
-    names = _req(te, "pass_env", where, kind=list) if "pass_env" in te else []
+    names = req(te, "pass_env", where, kind=list) if "pass_env" in te else []
     bad = next(
         (n for n in names if not _ENV_NAME.fullmatch(str(n).removesuffix("*"))), None
     )
@@ -363,8 +226,8 @@ def _pass_env(te: dict[str, Any], where: str) -> tuple[str, ...]:
 
 def _workdir(data: dict[str, Any], path: Path) -> Path:
     """The workdir; FORKKIT_WORKDIR relocates it (parallel checkouts)."""
-    wt = _table(data, "workdir", path.name)
-    wd = _opt(wt, "path", f"{path.name} [workdir]", default=".forkkit")
+    wt = table_of(data, "workdir", path.name)
+    wd = opt(wt, "path", f"{path.name} [workdir]", default=".forkkit")
     env_wd = os.environ.get("FORKKIT_WORKDIR")
     # normalized: a workdir given as "../../.forkkit" reads as itself in reports
     workdir = Path(os.path.normpath(Path(env_wd or path.parent / wd).absolute()))

@@ -13,6 +13,7 @@ import pytest
 from forkkit.testing import junit
 from forkkit.testing.classify import (
     Category,
+    Reason,
     classify,
     classify_test,
     exit_code,
@@ -199,12 +200,88 @@ def test_wrong_reason_guard() -> None:
         outcome("b", "failed", "NameError"),
         outcome("c", "error", "AssertionError"),
     )
-    g = wrong_reason(red, ["m::a", "m::b", "m::c"])
+    g = wrong_reason(red, ["m::a", "m::b", "m::c"], reason=Reason())
     assert g is not None and g.blocking and g.tests == ("m::b", "m::c")
     assert "(NameError, setup error (AssertionError))" in g.message
-    allowed = wrong_reason(red, ["m::b"], allowed=True)
-    assert allowed is not None and not allowed.blocking
-    assert wrong_reason(red, ["m::a"]) is None
+    assert '[[fix]] raises = "NameError"' in g.message
+    declared = wrong_reason(red, ["m::b", "m::c"], reason=Reason(raises="NameError"))
+    assert declared is not None and declared.tests == ("m::c",)
+    assert wrong_reason(red, ["m::a"], reason=Reason()) is None
+
+
+RIGHT_REASON_TESTS = """\
+import pytest
+
+from toy.calc import limit
+
+
+@pytest.fixture
+def fixed():
+    assert limit(3) == 3
+
+
+def test_assertion():
+    assert limit(3) == 3
+
+
+def test_did_not_raise():
+    with pytest.raises(ValueError):
+        limit(3)
+
+
+def test_through_runtime():
+    assert limit("3") == "3"
+
+
+def test_outside():
+    assert {3: "ok"}[limit(3)] == "ok"
+
+
+def test_import():
+    from toy.calc import limit_v2
+
+    assert limit_v2(3) == 3
+
+
+def test_fixture(fixed):
+    assert limit(3) == 3
+"""
+CALC = "def limit(n):\n    return n - 1\n"
+
+
+@pytest.mark.parametrize("tb", ["auto", "short", "long", "native"])
+def test_a_red_failure_shows_the_bug_by_where_it_comes_from(
+    tmp_path: Path, tb: str
+) -> None:
+    """#47 item 3, with real pytest (each traceback style): an assertion, and
+    an exception raised through the fix's runtime file, show the bug; an
+    exception raised wholly in the test, an import error and a fixture error
+    do not, unless the fix declares that exception (never a setup error)."""
+    (tmp_path / "toy").mkdir()
+    (tmp_path / "toy" / "__init__.py").write_text("")
+    (tmp_path / "toy" / "calc.py").write_text(CALC)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "test_fix.py").write_text(RIGHT_REASON_TESTS)
+    xml = tmp_path / "junit.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "--rootdir=.", f"--tb={tb}", f"--junitxml={xml}", "tests"],
+        cwd=tmp_path, capture_output=True, check=False,
+    )  # fmt: skip
+    red = junit.parse_junit(xml)
+    reason = Reason(runtime=("toy/calc.py",))
+
+    def shows(name: str, why: Reason = reason) -> bool:
+        return why.shows_bug(red.tests[f"tests.test_fix::{name}"])
+
+    assert shows("test_assertion") and shows("test_did_not_raise")
+    assert shows("test_through_runtime")
+    assert not shows("test_outside") and not shows("test_import")
+    assert not shows("test_fixture")
+    assert shows("test_outside", Reason(runtime=("toy/calc.py",), raises="KeyError"))
+    assert not shows("test_fixture", Reason(raises="AssertionError"))
+    assert not shows("test_through_runtime", Reason(runtime=("toy/other.py",)))
 
 
 @pytest.mark.parametrize(

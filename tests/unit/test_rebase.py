@@ -39,6 +39,7 @@ from forkkit.services.rebase.model import Options, PatchResult, RebaseResult, Ta
 from forkkit.services.rebase.render import render_markdown
 from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.testing import junit
+from forkkit.testing.classify import Reason
 from forkkit.testing.junit import JunitReport, Outcome
 from tests.synthetic import (
     CALC_CONFLICT,
@@ -135,20 +136,26 @@ def test_semantic_verdict() -> None:
 
     f2p = ["tests.test_a::x", "tests.test_b::y"]
     red = report({"a::x": "passed", "b::y": "passed", "a::z": "failed"})
-    ok = semantic_verdict(["tests/test_a.py"], f2p, red)
+    ok = semantic_verdict(["tests/test_a.py"], f2p, red, reason=Reason())
     assert ok.absorbed and ok.others_failing == ("tests.test_a::z",)
     assert "may need refreshing" in ok.note
-    half = semantic_verdict([], f2p, report({"a::x": "passed", "b::y": "failed"}))
+    half = semantic_verdict(
+        [], f2p, report({"a::x": "passed", "b::y": "failed"}), reason=Reason()
+    )
     assert not half.absorbed and half.failed == ("tests.test_b::y",)
     crash = report({"a::x": "passed", "b::y": "error"})
     crash.tests["tests.test_b::y"] = junit.TestOutcome(
         "tests.test_b::y", "error", 0, "KeyError"
     )
-    broken = semantic_verdict([], f2p, crash)
+    broken = semantic_verdict([], f2p, crash, reason=Reason())
     assert not broken.absorbed and broken.broken == ("tests.test_b::y",)
     assert "cannot run there (KeyError)" in broken.note
     part = semantic_verdict(
-        [], f2p, report({"a::x": "passed"}), conflicted_files=["tests/test_b.py"]
+        [],
+        f2p,
+        report({"a::x": "passed"}),
+        reason=Reason(),
+        conflicted_files=["tests/test_b.py"],
     )
     assert not part.absorbed and part.unchecked == ("tests.test_b::y",)
     assert in_test_file("tests.v1.test_c.TestK::t", "tests/v1/test_c.py")

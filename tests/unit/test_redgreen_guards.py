@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from forkkit.config import ForkConfig
+from forkkit.cli import main
+from forkkit.config import ForkConfig, load_config
 from forkkit.fork.tree import materialize
 from forkkit.line import Line
-from forkkit.services.proof.model import ProofChecks
 from forkkit.services.proof.render import render_markdown
 from forkkit.services.proof.run import prove
 from tests.synthetic import FIX_TEST, SyntheticUpstream
@@ -135,22 +135,75 @@ def test_setup_error_on_red_is_the_wrong_reason(
     assert result.classification.ids("FAIL_TO_PASS") == [FIX_ID]
     assert not result.valid
     problem = next(p for p in result.problems if "wrong reason" in p)
-    assert "setup error" in problem and "--allow-wrong-reason" in problem
+    assert "setup error" in problem and "raises" not in problem
+
+
+# red: limit("16000") is "16000" - 1, a TypeError raised in toy/calc.py (the
+# fix's runtime file); the fix returns n
+THROUGH_RUNTIME_TEST = textwrap.dedent(
+    """\
+    from toy.calc import limit
+
+
+    def test_limit_reaches_n():
+        assert limit("16000") == "16000"
+    """
+)
+# red: a KeyError raised in the test itself (limit(16000) is 15999 on base)
+OUTSIDE_TEST = textwrap.dedent(
+    """\
+    from toy.calc import limit
+
+
+    def test_limit_reaches_n():
+        assert {16000: "ok"}[limit(16000)] == "ok"
+    """
+)
 
 
 @pytest.mark.e2e
-def test_allow_wrong_reason_keeps_the_finding_as_a_warning(
+def test_an_exception_raised_through_the_runtime_file_shows_the_bug(
     toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
 ) -> None:
-    cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": SETUP_ERROR_TEST})
-    tree = materialize(cfg)
-    checks = ProofChecks(allow_wrong_reason=True)
+    """#47 item 3: a red failure whose traceback passes through the fix's
+    runtime files is the bug's (a request rejected with an exception), with
+    no flag."""
+    tests = {"tests/test_fix.py": THROUGH_RUNTIME_TEST}
+    cfg, out = fork(tmp_path, toy_upstream, tests)
     result = prove(
-        Line.of(cfg), tree, related=False, out_dir=out, stream=False, checks=checks
+        Line.of(cfg), materialize(cfg), related=False, out_dir=out, stream=False
     )
     assert result.valid, result.problems
-    data = json.loads((out / "red_green.json").read_text())
-    [guard] = data["guards"]
-    assert guard["guard"] == "wrong_reason" and guard["blocking"] is False
-    assert guard["tests"] == ["tests/test_fix.py::test_limit_reaches_n"]
-    assert "wrong reason" in render_markdown(result)
+    assert result.red.report is not None
+    assert result.red.report.tests[FIX_ID].kind == "TypeError"
+
+
+@pytest.mark.e2e
+def test_a_fix_declares_the_exception_that_is_its_bug(
+    toy_project: ForkConfig, toy_upstream: SyntheticUpstream, tmp_path: Path
+) -> None:
+    """An exception raised wholly in the test is the wrong reason, and the
+    finding names the fork.toml field; with ``raises`` declared it counts."""
+    cfg, out = fork(tmp_path, toy_upstream, {"tests/test_fix.py": OUTSIDE_TEST})
+    result = prove(
+        Line.of(cfg), materialize(cfg), related=False, out_dir=out, stream=False
+    )
+    assert not result.valid
+    problem = next(p for p in result.problems if "wrong reason" in p)
+    assert '[[fix]] raises = "KeyError"' in problem
+    text = cfg.path.read_text()
+    cfg.path.write_text(text.replace("[[fix]]\n", '[[fix]]\nraises = "KeyError"\n', 1))
+    cfg = load_config(cfg.path)
+    result = prove(
+        Line.of(cfg), materialize(cfg), related=False, out_dir=out, stream=False
+    )
+    assert result.valid, result.problems
+    assert not [g for g in result.guards if g.guard == "wrong_reason"]
+
+
+def test_the_old_flag_says_where_the_rule_went(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["red-green", "--allow-wrong-reason"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "raises = " in err

@@ -44,6 +44,7 @@ class FixDecl:
     untested: str = ""
     upstream_pr: str = ""  # the upstream PR it backports (a vendor's provenance)
     advisory: str = ""  # the security advisory it fixes, e.g. GHSA-xxxx-xxxx-xxxx
+    raises: str = ""  # the bug is this exception (a red failure that shows it)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +64,7 @@ class Fix:
     untested: str = ""  # declared without a test: the reason (never proven)
     upstream_pr: str = ""  # the upstream PR it backports
     advisory: str = ""  # the security advisory it fixes
+    raises: str = ""  # the bug is this exception: its red failure shows the bug
 
     @property
     def provenance(self) -> str:
@@ -168,6 +170,7 @@ def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:
         untested=decl.untested,
         upstream_pr=decl.upstream_pr,
         advisory=decl.advisory,
+        raises=decl.raises,
         patches=tuple(p.name for p in patches),
         runtime_files=tuple(dict.fromkeys(runtime)),
         test_files=tuple(dict.fromkeys(tests)),

@@ -65,6 +65,35 @@ class Classification:
         return self.by_category.get(category, [])
 
 
+@dataclass(frozen=True, kw_only=True)
+class Reason:
+    """When a FAIL_TO_PASS test's red failure shows the bug: the test's own
+    check failed (an assertion, ``pytest.fail``), or its traceback passes
+    through one of the fix's ``runtime`` files (the bug raised there), or it
+    raised the exception the fix declares as the bug (``[[fix]] raises``).
+    An error at import, collection or fixture setup never does."""
+
+    runtime: tuple[str, ...] = ()
+    raises: str = ""  # the bug is this exception (its class name)
+
+    def shows_bug(self, t: TestOutcome) -> bool:
+        """Whether ``t``'s red failure is the bug's."""
+        if t.outcome != "failed":  # a setup error, or not a failure at all
+            return False
+        if t.is_assertion or (self.raises and t.kind == self.raises):
+            return True
+        return any(_in(frame, self.runtime) for frame in t.frames)
+
+
+_ASSERTION = Reason()  # no runtime file, no declared exception
+
+
+def _in(frame: str, runtime: Sequence[str]) -> bool:
+    """Whether a traceback's file is one of ``runtime`` (tree-relative paths;
+    a native traceback names them absolute)."""
+    return any(frame == r or frame.endswith("/" + r) for r in runtime)
+
+
 def load_problem(errors: Sequence[TestOutcome]) -> str:
     """A run's modules that could not be collected, in one line: the first
     module by its file and cause (the module the CPU venv lacks), and what to
@@ -94,14 +123,14 @@ def run_problems(label: str, run: JunitReport) -> list[str]:
 
 
 def classify(
-    red: JunitReport, green: JunitReport, *, crashes: bool = True
+    red: JunitReport, green: JunitReport, *, reason: Reason | None = _ASSERTION
 ) -> Classification:
     """Classify all tests and list every reason the proof is not valid.
 
     A valid proof: both runs executed tests, nothing failed to collect, at
-    least one FAIL_TO_PASS whose red failure is an assertion (not an import or
-    other crash; ``crashes=False`` leaves that to :func:`wrong_reason`), and no
-    PASS_TO_FAIL / FAIL_TO_FAIL.
+    least one FAIL_TO_PASS whose red failure shows the bug (``reason``; by
+    default an assertion; ``None`` leaves that to :func:`wrong_reason`), and
+    no PASS_TO_FAIL / FAIL_TO_FAIL.
     """
     groups: dict[str, list[str]] = {}
     for test_id in sorted(set(red.tests) | set(green.tests)):
@@ -113,8 +142,8 @@ def classify(
     f2p = groups.get("FAIL_TO_PASS", [])
     if not f2p and red.executed:
         problems.append("no FAIL_TO_PASS test: the tests do not demonstrate the bug")
-    crashed = [t for t in f2p if not red.tests[t].is_assertion]
-    if crashed and crashes:
+    crashed = [t for t in f2p if reason and not reason.shows_bug(red.tests[t])]
+    if crashed:
         kinds = sorted({red.tests[t].kind for t in crashed})
         problems.append(
             f"{len(crashed)} FAIL_TO_PASS test(s) fail on base with "
@@ -175,29 +204,29 @@ def _reason(t: TestOutcome) -> str:
 
 
 def wrong_reason(
-    red: JunitReport, f2p: list[str], *, allowed: bool = False
+    red: JunitReport, f2p: list[str], *, reason: Reason
 ) -> GuardFinding | None:
-    """FAIL_TO_PASS tests whose red failure is not an assertion in the test
-    itself (an import, attribute, type or name error, a fixture/setup error)."""
-    wrong = [
-        t
-        for t in f2p
-        if red.tests[t].outcome == "error" or not red.tests[t].is_assertion
-    ]
+    """FAIL_TO_PASS tests whose red failure is not the bug (:class:`Reason`):
+    an error at import, collection or fixture setup, or an exception raised
+    wholly outside the fix's runtime files."""
+    wrong = [t for t in f2p if not reason.shows_bug(red.tests[t])]
     if not wrong:
         return None
     reasons = sorted({_reason(red.tests[t]) for t in wrong})
-    verdict = (
-        "accepted (--allow-wrong-reason)"
-        if allowed
-        else "the proof does not show the bug; --allow-wrong-reason accepts it"
+    kinds = sorted(
+        {red.tests[t].kind for t in wrong if red.tests[t].outcome == "failed"}
+    )
+    hint = (
+        f'; if the bug is that exception, declare it: [[fix]] raises = "{kinds[0]}"'
+        if kinds
+        else ""
     )
     return GuardFinding(
         "wrong_reason",
         f"{len(wrong)} FAIL_TO_PASS test(s) fail on base for the wrong reason "
-        f"({', '.join(reasons)}), not an assertion (e.g. {wrong[0]}): {verdict}",
+        f"({', '.join(reasons)}): not an assertion, nor an exception raised "
+        f"through the fix's runtime files (e.g. {wrong[0]}){hint}",
         tuple(wrong),
-        blocking=not allowed,
     )
 
 

@@ -16,7 +16,7 @@ Outcome = Literal["passed", "failed", "error", "skipped"]
 Mark = Literal["", "xfailed", "xpassed"]
 XPASS_PROPERTY = "forkkit_xpassed"  # set by scripts/forkkit_guard.py
 _EXC = re.compile(
-    r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed))\b", re.M
+    r"^E\s+((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit|Failed))\b", re.M
 )
 
 
@@ -30,10 +30,13 @@ class TestOutcome:
     kind: str = ""  # exception kind for failed/error: "AssertionError", ...
     message: str = ""
     mark: Mark = ""  # xfail-marked: "xfailed" (a skip) or "xpassed" (a pass)
+    frames: tuple[str, ...] = ()  # the files its failure's traceback passes through
 
     @property
     def is_assertion(self) -> bool:
-        return self.kind == "AssertionError"
+        """The test's own check failed: an assertion, or ``pytest.fail`` and
+        ``pytest.raises``' "DID NOT RAISE" (pytest's ``Failed``)."""
+        return self.kind in ("AssertionError", "Failed")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,19 @@ class JunitReport:
         }
 
 
+# a traceback entry's location: "toy/calc.py:2: TypeError", "a/b.py:7: in f"
+# (pytest's long and short styles), or 'File "/x/a/b.py", line 2' (native)
+_FRAME = re.compile(
+    r'^([^\s:"]+\.py):\d+:(?: |$)|^\s*File "([^"]+\.py)", line \d+', re.M
+)
+
+
+def traceback_files(text: str) -> tuple[str, ...]:
+    """The files a failure's traceback passes through, in order, each once."""
+    found = [a or b for a, b in _FRAME.findall(text)]
+    return tuple(dict.fromkeys(found))
+
+
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 _E_LINE = re.compile(r"^E\s+(\S.*)$", re.M)
 
@@ -91,7 +107,7 @@ def failure_kind(message: str, text: str) -> str:
     head = message.strip()
     if head.startswith("assert ") or head.startswith("AssertionError"):
         return "AssertionError"
-    m2 = re.match(r"([A-Za-z_][\w.]*(?:Error|Exception))\b", head)
+    m2 = re.match(r"((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Failed))\b", head)
     if m2:
         return m2.group(1).rsplit(".", 1)[-1]
     if re.search(r"^E\s+assert\b", text, re.M):
@@ -139,17 +155,21 @@ def parse_junit_text(xml_text: str, source: str = "junit") -> JunitReport:
             secs = float(case.get("time", "0") or 0)
             outcome: Outcome = "passed"
             kind = message = ""
+            frames: tuple[str, ...] = ()
             mark = _mark(case)
             for child in case:
                 if child.tag in ("failure", "error"):
                     outcome = "failed" if child.tag == "failure" else "error"
                     message = child.get("message", "")
                     kind = failure_kind(message, child.text or "")
+                    frames = traceback_files(child.text or "")
                     break
                 if child.tag == "skipped":
                     outcome = "skipped"
                     message = child.get("message", "")
-            result = TestOutcome(test_id, outcome, secs, kind, message[:500], mark)
+            result = TestOutcome(
+                test_id, outcome, secs, kind, message[:500], mark, frames
+            )
             if (not classname and outcome == "error") or result.kind == "collection":
                 cause = load_cause(message, _text(case))
                 collection.append(

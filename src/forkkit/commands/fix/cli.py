@@ -9,8 +9,9 @@ from pathlib import Path
 
 from forkkit.commands.fix.model import EXITS, NewFix
 from forkkit.commands.fix.run import AS_IS, add_fix
-from forkkit.config import ForkConfig, check_advisory
+from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
+from forkkit.fixconfig import check_advisory
 from forkkit.output.outcome import Outcome
 from forkkit.patches.fixes import check_fix_id
 from forkkit.patches.plaindiff import (

@@ -163,12 +163,8 @@ def _venv_name(python: Path) -> str:
 
 def _add_check_options(parser: argparse.ArgumentParser) -> None:
     """The guards' option, the flake check and the hunk matrix."""
-    parser.add_argument(
-        "--allow-wrong-reason",
-        action="store_true",
-        help="accept FAIL_TO_PASS tests that fail on base with something other "
-        "than an assertion (ImportError, NameError, a setup error...): a warning, "
-        "not a problem",
+    parser.add_argument(  # gone: what shows a bug is the fix's, in fork.toml
+        "--allow-wrong-reason", action="store_true", help=argparse.SUPPRESS
     )
     parser.add_argument(
         "--repeat",
@@ -202,8 +198,14 @@ def _add_check_options(parser: argparse.ArgumentParser) -> None:
 def _checks(args: argparse.Namespace) -> ProofChecks:
     if args.repeat < 0:
         raise ForkkitError(f"--repeat {args.repeat}: give a count of 0 or more")
+    if args.allow_wrong_reason:
+        raise ForkkitError(
+            "--allow-wrong-reason is gone: a red failure raised through the fix's "
+            "runtime files counts now; for another exception, declare it in "
+            'fork.toml ([[fix]] raises = "ExceptionName"), which every command '
+            "honours"
+        )
     return ProofChecks(
-        allow_wrong_reason=args.allow_wrong_reason,
         repeat=args.repeat,
         seed=args.seed,
         hunks=args.hunks or args.strict_hunks,

@@ -42,7 +42,7 @@ from forkkit.services.bisect.releases import release_chain
 from forkkit.services.rebase.absorb import semantic_verdict
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.semantic import SemanticBench
-from forkkit.testing.classify import classify
+from forkkit.testing.classify import Reason, classify
 from forkkit.vcs import Repo, fetch_history, fetch_rev
 from forkkit.vcs.overlay import apply_patches_commit
 
@@ -121,6 +121,7 @@ class _Prober:
     fix: str
     texts: tuple[TestText, ...]
     fail_to_pass: tuple[str, ...]
+    reason: Reason  # when a red failure shows the fix's bug
     # the other fixes' runtime changes, per patch in series order: the fix is
     # measured as its red is, with every other fix kept where it applies
     others: tuple[tuple[str, str], ...] = ()
@@ -173,10 +174,10 @@ class _Prober:
         except ForkkitError:  # not even collected: an import broke
             why = "its tests are not collected there: see the run's log"
             return Step(commit, subject, False, (), f2p, broken=why, tests=text.label)
-        check = semantic_verdict(f2p, f2p, run)
+        check = semantic_verdict(f2p, f2p, run, reason=self.reason)
         broken = ""
         if check.broken and not check.failed:
-            broken = f"{len(check.broken)} fail otherwise than by an assertion"
+            broken = f"{len(check.broken)} fail otherwise than for the bug's reason"
         elif check.failed and missing:
             broken = "other fixes' patches do not apply there: " + ", ".join(missing)
         return Step(
@@ -262,6 +263,7 @@ class _Bisection:
             fix=fix.id,
             texts=tuple(texts),
             fail_to_pass=f2p,
+            reason=Reason(runtime=fix.runtime_files, raises=fix.raises),
             others=_other_fixes(tree, fixes, fix),
         )
         found = first_absorbed(span.commits, probe)

@@ -15,6 +15,7 @@ from forkkit.services.proof.plan import ProofSpec
 from forkkit.testing.classify import (
     Classification,
     GuardFinding,
+    Reason,
     exit_code,
     flaky,
     unresolved,
@@ -31,16 +32,16 @@ def guard_findings(
     classification: Classification,
     *,
     runs: Sequence[SuiteRun | None],
-    allow_wrong_reason: bool = False,
+    reason: Reason,
 ) -> list[GuardFinding]:
     """Every guard's finding: unresolved FAIL_TO_PASS tests, red failing for
-    the wrong reason, and each of ``runs`` (pytest invocations) whose exit
-    status contradicts its JUnit."""
+    the wrong reason (``reason``: what shows the bug), and each of ``runs``
+    (pytest invocations) whose exit status contradicts its JUnit."""
     found: list[GuardFinding | None] = []
     if red.report is not None and green.report is not None:
         found.append(unresolved(red.report, green.report))
         f2p = classification.ids("FAIL_TO_PASS")
-        found.append(wrong_reason(red.report, f2p, allowed=allow_wrong_reason))
+        found.append(wrong_reason(red.report, f2p, reason=reason))
     for run in runs:
         if run is not None and run.report is not None:
             found.append(exit_code(run.name, run.run.returncode, run.report))

@@ -65,7 +65,6 @@ class RelatedVerdict:
 class ProofChecks:
     """The checks beyond red and green a proof is asked for."""
 
-    allow_wrong_reason: bool = False  # a non-assertion red failure: a warning
     repeat: int = 0  # green again this many times (reversed, then random order)
     seed: int | None = None  # the random order's seed (None: a fresh one)
     hunks: bool = False  # revert each runtime hunk alone: which tests need it?
@@ -284,7 +283,7 @@ def guard_classification(
     (each passing test is PASS_TO_PASS: red is green's tree). A carried test
     (one ``carried`` selects) that is skipped or xfailed does not pass, and
     each ``recorded`` one (node ids, patches/retired.toml) must have run."""
-    groups = classify(green, green, crashes=False).by_category
+    groups = classify(green, green, reason=None).by_category
     problems = run_problems("guard", green)
     failing = groups.get("FAIL_TO_FAIL", [])  # failed (or errored) in the one run
     if failing:

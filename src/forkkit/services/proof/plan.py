@@ -23,6 +23,7 @@ from forkkit.services.proof.model import (
     without_fix,
 )
 from forkkit.services.proof.recipe import RedRecipe
+from forkkit.testing.classify import Reason
 from forkkit.testing.forkruns import require_committed
 from forkkit.vcs import Repo
 
@@ -50,6 +51,13 @@ class ProofSpec:
     # a guard's recorded tests (patches/retired.toml): each must pass
     recorded: tuple[str, ...] = ()
     pin: PinDoc | None = None  # the upstream the fork is built on
+    raises: str = ""  # the bug is this exception ([[fix]] raises)
+
+    @property
+    def reason(self) -> Reason:
+        """When a red failure shows the bug: an assertion, an exception raised
+        through the fix's runtime files, or the exception it declares."""
+        return Reason(runtime=self.runtime, raises=self.raises)
 
     @property
     def guard(self) -> bool:
@@ -120,6 +128,7 @@ def make_proof_spec(
         carried=_carried(repo, targets, upstream=upstream),
         recorded=recorded_tests(line, fix.id) if guard else (),
         pin=replace(line.upstream.doc(), commit=tree.upstream_commit or ""),
+        raises=fix.raises,
     )
     return _PLANS[key]
 

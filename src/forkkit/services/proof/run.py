@@ -110,7 +110,7 @@ def _gather(
     else:
         say(f"red: {count_line(red)}; green: {count_line(green)}")
         classification = classify(
-            red.report or JunitReport(), green.report or JunitReport(), crashes=False
+            red.report or JunitReport(), green.report or JunitReport(), reason=None
         )
     focused_ok = classification.valid and not red.problem and not green.problem
     if related is None or related.report is None or not focused_ok:
@@ -177,7 +177,7 @@ def _checked(
         e.green,
         e.classification,
         runs=runs,
-        allow_wrong_reason=checks.allow_wrong_reason,
+        reason=plan.reason,
     )
     guards += [flaky] if flaky else []
     return dataclasses.replace(e, guards=tuple(guards), repeat=repeat, hunks=hunks)

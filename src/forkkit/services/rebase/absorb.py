@@ -18,6 +18,7 @@ from forkkit.patches.fixes import FIX_TABLE
 from forkkit.patches.paths import is_test_path
 from forkkit.patches.testids import in_test_file, target_file
 from forkkit.services.rebase.model import SemanticCheck
+from forkkit.testing.classify import Reason
 from forkkit.testing.junit import JunitReport
 
 # --- inputs -----------------------------------------------------------------
@@ -140,7 +141,11 @@ def conflict_regions(text: str) -> list[tuple[int, int]]:
 
 
 def _sort_fail_to_pass(
-    fail_to_pass: Sequence[str], red_new: JunitReport, conflicted: Sequence[str]
+    fail_to_pass: Sequence[str],
+    red_new: JunitReport,
+    *,
+    conflicted: Sequence[str],
+    reason: Reason,
 ) -> tuple[list[str], list[str], list[str], list[str]]:
     """The FAIL_TO_PASS tests as (passed, failed, broken, unchecked) there."""
     passed: list[str] = []
@@ -153,9 +158,7 @@ def _sort_fail_to_pass(
             unchecked.append(t)
         elif outcome and outcome.outcome == "passed":
             passed.append(t)
-        elif (
-            outcome and outcome.outcome in ("failed", "error") and outcome.is_assertion
-        ):
+        elif outcome and reason.shows_bug(outcome):
             failed.append(t)
         else:
             broken.append(t)
@@ -170,13 +173,13 @@ def _semantic_note(check: SemanticCheck, red_new: JunitReport) -> str:
         note = "all its FAIL_TO_PASS tests pass on the new upstream without the fix"
     elif failed:
         note = (
-            f"{len(failed)}/{ran} FAIL_TO_PASS tests still fail on an assertion on "
-            "the new upstream without it"
+            f"{len(failed)}/{ran} FAIL_TO_PASS tests still fail for the bug's "
+            "reason on the new upstream without it"
         )
     elif passed:
         note = f"{len(passed)}/{ran} run FAIL_TO_PASS tests pass without it"
     else:
-        note = "no FAIL_TO_PASS test passed or failed on an assertion there"
+        note = "no FAIL_TO_PASS test passed or failed for the bug's reason there"
     if broken:
         kinds = sorted({red_new.tests[t].kind for t in broken if t in red_new.tests})
         note += (
@@ -200,19 +203,22 @@ def semantic_verdict(
     fail_to_pass: Sequence[str],
     red_new: JunitReport,
     *,
+    reason: Reason,
     conflicted_files: Sequence[str] = (),
 ) -> SemanticCheck:
     """Judge absorption: every old FAIL_TO_PASS test passes without the fix.
 
-    Only an assertion failure shows the bug is still there; a test that fails
-    otherwise (an AttributeError of its harness, say) is *broken* on the new
+    Only a failure that shows the bug (``reason``: an assertion, an exception
+    raised through the fix's runtime files, or the one it declares) says the
+    bug is still there; a test that fails otherwise (an AttributeError of its
+    harness, say) is *broken* on the new
     upstream and proves nothing either way. FAIL_TO_PASS tests in
     ``conflicted_files`` could not be run (their test changes conflict). The
     patch is absorbed only if every FAIL_TO_PASS test ran and passed. Other
     failing tests of the run are reported but do not decide the verdict.
     """
     passed, failed, broken, unchecked = _sort_fail_to_pass(
-        fail_to_pass, red_new, conflicted_files
+        fail_to_pass, red_new, conflicted=conflicted_files, reason=reason
     )
     f2p = set(fail_to_pass)
     others = sorted(

@@ -30,7 +30,7 @@ from forkkit.services.rebase.absorb import (
 )
 from forkkit.services.rebase.model import Options, SemanticCheck
 from forkkit.testing.cache import ResultCache
-from forkkit.testing.classify import classify, failing
+from forkkit.testing.classify import Reason, classify, failing
 from forkkit.testing.env import ensure_testenv
 from forkkit.testing.forkruns import ForkRuns
 from forkkit.testing.junit import JunitReport
@@ -120,6 +120,11 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         green_run = self.run_tests(old_commit, targets, f"{stem}-old-green")
         return classify(red_run, green_run).ids("FAIL_TO_PASS")
 
+    def _raises(self, patch: Patch) -> str:
+        """The exception the patch's fix declares as its bug (``raises``)."""
+        owner = (f for f in self.line.fixes.fixes if patch.name in f.patches)
+        return next((f.raises for f in owner), "")
+
     def judge(
         self,
         patch: Patch,
@@ -167,5 +172,8 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         except ForkkitError as exc:
             note = f"not checked: {exc}"
             return Judged(SemanticCheck(tuple(targets), (), note=note, error=True))
-        check = semantic_verdict(targets, f2p, red_new, conflicted_files=conflicted)
+        reason = Reason(runtime=tuple(runtime), raises=self._raises(patch))
+        check = semantic_verdict(
+            targets, f2p, red_new, reason=reason, conflicted_files=conflicted
+        )
         return Judged(check, red)
