@@ -135,7 +135,7 @@ def test_import_error_red_is_invalid(
     assert not result.valid
     assert result.red.report is not None
     assert result.red.report.collection_errors
-    assert any("collection error" in p for p in result.problems)
+    assert any("cannot be collected" in p for p in result.problems)
     assert not result.classification.ids("FAIL_TO_PASS")
     # green is read from the one run on the fix; no rechecks on an invalid proof
     assert result.related is not None and result.related_base is None

@@ -10,8 +10,8 @@ from pathlib import Path
 from forkkit.commands.fix.model import EXITS, NewFix
 from forkkit.commands.fix.run import AS_IS, add_fix
 from forkkit.config import ForkConfig
+from forkkit.config.fixes import check_advisory
 from forkkit.errors import ForkkitError
-from forkkit.fixconfig import check_advisory
 from forkkit.output.outcome import Outcome
 from forkkit.patches.fixes import check_fix_id
 from forkkit.patches.plaindiff import (

@@ -9,15 +9,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from forkkit.config.fixes import fix_tables
+from forkkit.config.toml import KNOWN, opt, req, table_of
 from forkkit.errors import ForkkitError
-from forkkit.fixconfig import fix_tables
 from forkkit.patches.fixes import FixDecl
 from forkkit.pin import (
     UpstreamSpec,
     path_component,
     upstream_from_fields,
 )
-from forkkit.tomlread import KNOWN, opt, req, table_of
 from forkkit.workdir import Workdir
 
 

@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from forkkit.config.toml import known, opt, req
 from forkkit.errors import ForkkitError
 from forkkit.patches.fixes import FixDecl, check_fix_id
-from forkkit.tomlread import known, opt, req
 
 # The single-[fix] format (one implicit fix, its files listed by hand).
 MIGRATE = (
