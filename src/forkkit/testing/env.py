@@ -323,7 +323,13 @@ def _install(cfg: ForkConfig, tree: Path, venv: Path) -> None:
     tool = "uv" if uv else "pip"
     try:
         with step(f"installing {cfg.testenv.torch} (CPU, pip)"):
-            subprocess.run([*pip, cfg.testenv.torch], check=True)
+            if subprocess.run([*pip, cfg.testenv.torch], check=False).returncode:
+                raise ForkkitError(
+                    f"{cfg.path}: pip found no {cfg.testenv.torch} ([testenv] "
+                    "torch, a CPU build); give pip one (PIP_FIND_LINKS, or "
+                    "PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu), "
+                    "or pin a torch it has in [testenv] torch, then rerun"
+                )
         pinned = _installed_pin(python, cfg.testenv.torch)
         if pinned:
             constraints.write_text(pinned + "\n")

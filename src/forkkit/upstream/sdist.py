@@ -163,6 +163,21 @@ def fetch_sdist(spec: UpstreamSpec, cache_dir: Path) -> Path:
     return dest
 
 
+def read_member(archive: Path, path: str) -> str | None:
+    """The text of ``path`` (relative to the sdist's top folder) in a verified
+    sdist, without extracting it; None when the release has no such file."""
+    try:
+        with tarfile.open(archive) as tar:
+            for member in tar:
+                _, _, rel = member.name.partition("/")
+                if rel == path and member.isfile():
+                    got = tar.extractfile(member)
+                    return got.read().decode("utf-8", "replace") if got else None
+    except (OSError, tarfile.TarError) as exc:
+        raise ForkkitError(f"{archive}: unreadable sdist ({exc})") from None
+    return None
+
+
 # -- the extracted tree ------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from packaging.markers import InvalidMarker
 from packaging.requirements import InvalidRequirement, Requirement
 
-DEFAULT_TORCH = "torch==2.13.0+cpu"  # when the release names none
+DEFAULT_TORCH = "torch==2.13.0"  # when the release names none (its CPU build)
 _PYPROJECT_TORCH = re.compile(r"""["']\s*(torch\s*==\s*[\w.+]+)\s*["']""")
 
 
@@ -68,6 +68,6 @@ def release_torch(read: Callable[[str], str | None], *, release: str) -> TorchPi
         spec = re.sub(r"\s+", "", found.group(1))
         return TorchPin(spec=_cpu(spec), source=f"pyproject.toml of {release}")
     return TorchPin(
-        spec=DEFAULT_TORCH,
+        spec=_cpu(DEFAULT_TORCH),
         source=f"forkkit's default: {release} names no torch for its CPU build",
     )
