@@ -220,12 +220,11 @@ def test_markdown_gpu_columns_flag_a_mismatch() -> None:
 @pytest.mark.parametrize(
     ("options", "gpu", "shown"),
     [
-        (ReproOptions(), False, "`./dev -s repro` (or `forkkit repro`)"),
+        (ReproOptions(), False, "`forkkit repro`"),
         (
             PRESETS["qwen3.5-0.8b"],
             False,
-            "`./dev -s repro -- --preset qwen3.5-0.8b` "
-            "(or `forkkit repro --preset qwen3.5-0.8b`)",
+            "`forkkit repro --preset qwen3.5-0.8b`",
         ),
         (
             replace(ReproOptions(), prompt_lens=(4096,), accept=1),

@@ -21,6 +21,7 @@ from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
+from forkkit.patches.diff import parse_diff
 from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_changed
 from forkkit.patches.paths import is_runtime_path, is_test_path
 from forkkit.patches.series import Patch, Series, failed_hunk
@@ -146,7 +147,7 @@ def focused_targets(
 
 
 _FOCUSED: dict[tuple[object, ...], tuple[str, ...]] = {}
-FOCUSED_FORMAT = 1  # bump when what _focused answers changes
+FOCUSED_FORMAT = 2  # bump when what _focused answers changes
 
 
 def _stored(repo: Repo, *, head: str, fix: Fix, commits: Mapping[str, str]) -> Path:
@@ -219,7 +220,10 @@ def _changed_tests(repo: Repo, *, commit: str, patch: Patch, path: str) -> set[s
     if blob is None:  # the patch removed the file
         return set()
     source = repo.read_blob(blob).decode(errors="replace")
-    hunks = [h for h in patch.hunks if h.path == path]
+    # the commit's own diff, not the patch's hunks: a patch made on another
+    # base applies at an offset, and its line numbers name other lines here
+    diff = parse_diff(repo.diff(a=f"{commit}^", b=commit, paths=[path]), patch.name)
+    hunks = [h for f in diff.files for h in f.hunks if h.path == path]
     return targets_changed(path, hunks=hunks, source=source)
 
 

@@ -58,14 +58,10 @@ def render_markdown(r: ReproResult) -> str:
 
 
 def _rerun(r: ReproResult) -> str:
-    """The command that measures this setup again (``./dev`` and plain)."""
+    """The forkkit command that measures this setup again."""
     flags = shlex.join(rerun_args(r.options, gpu=r.gpu))
-    session, plain = ("repro", "forkkit repro")
-    if r.gpu:
-        session, plain = ("repro_gpu", "forkkit repro --gpu")
-    if not flags:
-        return f"`./dev -s {session}` (or `{plain}`)"
-    return f"`./dev -s {session} -- {flags}` (or `{plain} {flags}`)"
+    plain = "forkkit repro --gpu" if r.gpu else "forkkit repro"
+    return f"`{plain} {flags}`" if flags else f"`{plain}`"
 
 
 def _eagle(mode: str, cfg: dict[str, object]) -> str:
