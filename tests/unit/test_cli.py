@@ -16,6 +16,8 @@ from forkkit.testing.junit import parse_junit
 from forkkit.vcs.git import Git
 from tests.synthetic import FIXED_CALC
 
+RENAME_MSG = "[Misc] rename\n\nSigned-off-by: t <t@t>\nForkkit-Fix: toy-fix"
+
 
 def _forkkit(cfg: ForkConfig, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess (environment from the fixture)."""
@@ -102,7 +104,13 @@ def test_export_from_the_cli(toy_project: ForkConfig) -> None:
     assert _forkkit(toy_project, "materialize").returncode == 0
     tree = toy_project.workdir / "fork"
     (tree / "toy/other.py").write_text("def name():\n    return 'fork'\n")
-    Git(tree).run("commit", "-q", "-a", "-m", "[Misc] rename\n\nSigned-off-by: t <t@t>")
+    Git(tree).run(
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        RENAME_MSG,
+    )
     proc = _forkkit(toy_project, "export")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [

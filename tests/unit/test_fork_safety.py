@@ -40,6 +40,9 @@ def project(
     return make_project(tmp_path / "project", toy_upstream, "1.0", THREE)
 
 
+NOTES_MSG = "[Doc] notes\n\nSigned-off-by: t <t@t>\nForkkit-Fix: toy-fix"
+
+
 def forkkit(
     cfg: ForkConfig, *args: str, pause_at: str = "", check: bool = False
 ) -> subprocess.CompletedProcess[str]:
@@ -136,7 +139,12 @@ def test_export_keeps_comments_and_leaves_unknown_patches_alone(
     tree = project.workdir / "fork"
     (tree / "NOTES.md").write_text("notes\n")
     Git(tree).run("add", "NOTES.md")
-    Git(tree).run("commit", "-q", "-m", "[Doc] notes\n\nSigned-off-by: t <t@t>")
+    Git(tree).run(
+        "commit",
+        "-q",
+        "-m",
+        NOTES_MSG,
+    )
     proc = forkkit(project, "export", check=True)
     assert "left alone" in proc.stderr and "0100-draft.patch" in proc.stderr
     assert draft.read_text() == "not in the series yet\n"
@@ -290,7 +298,12 @@ def test_export_interrupted_at_every_step(
     tree = project.workdir / "fork"
     (tree / "NOTES.md").write_text("notes\n")
     Git(tree).run("add", "NOTES.md")
-    Git(tree).run("commit", "-q", "-m", "[Doc] notes\n\nSigned-off-by: t <t@t>")
+    Git(tree).run(
+        "commit",
+        "-q",
+        "-m",
+        NOTES_MSG,
+    )
     before = user_files(project)
     snapshot = tmp_path / "snapshot"
     Git(tree).run("bundle", "create", str(snapshot), "--all")

@@ -43,6 +43,9 @@ def _own_workdir(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FORKKIT_WORKDIR", raising=False)
 
 
+RENAME_MSG = "[Misc] rename\n\nSigned-off-by: t <t@t>\nForkkit-Fix: toy-fix"
+
+
 def _subjects(git: Git, rev_range: str = f"{BASE_TAG}..HEAD") -> list[str]:
     return git.out("log", "--reverse", "--format=%s", rev_range).splitlines()
 
@@ -309,7 +312,13 @@ def test_export_round_trip(tmp_path: Path, toy_upstream: SyntheticUpstream) -> N
     git = Git(tree.path)
     # new work goes on top of the built series, one commit per new patch
     (tree.path / "toy/other.py").write_text("def name():\n    return 'fork'\n")
-    git.run("commit", "-q", "-a", "-m", "[Misc] rename\n\nSigned-off-by: t <t@t>")
+    git.run(
+        "commit",
+        "-q",
+        "-a",
+        "-m",
+        RENAME_MSG,
+    )
     edited_tree = git.out("rev-parse", "HEAD^{tree}")
 
     names = list(_export(cfg, tree).names)
@@ -348,7 +357,13 @@ def test_failed_export_writes_nothing(toy_project: ForkConfig) -> None:
         export()
     Git(tree.path).run("checkout", "-q", "--", ".")
     # an empty commit cannot be a patch
-    Git(tree.path).run("commit", "-q", "--allow-empty", "-m", "[Misc] nothing")
+    Git(tree.path).run(
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "[Misc] nothing\n\nForkkit-Fitoy-fix: toy-fix",
+    )
     with pytest.raises(
         ForkkitError, match=r"0002-Misc-nothing\.patch.*nothing written"
     ):
@@ -425,3 +440,24 @@ def test_a_rewritten_series_exports_only_with_rewrite(
     assert len(result.names) == 2
     assert "+    return n + n" in (cfg.patches_dir / result.names[0]).read_text()
     assert materialize(cfg).head != tree.head
+
+
+def test_export_refuses_a_commit_that_names_no_fix(
+    tmp_path: Path, toy_upstream: SyntheticUpstream
+) -> None:
+    """#47 item 5: a commit without the ``Forkkit-Fix:`` trailer is one line
+    naming the commit and the fix whose files it changes; nothing written."""
+    cfg = _project(tmp_path, toy_upstream, TWO_PATCHES)
+    tree = materialize(cfg)
+    git = Git(tree.path)
+    (tree.path / "toy/calc.py").write_text("def limit(n):\n    return n\n")
+    git.run("commit", "-q", "-a", "-m", "[Misc] tidy\n\nSigned-off-by: t <t@t>")
+    commit = git.out("rev-parse", "HEAD")
+    before = _snapshot(cfg.patches_dir)
+    with pytest.raises(ForkkitError) as got:
+        _export(cfg, tree)
+    message = str(got.value)
+    assert len(message.splitlines()) == 1
+    assert f"commit {commit[:12]} ([Misc] tidy)" in message
+    assert "add one naming toy-fix" in message
+    assert _snapshot(cfg.patches_dir) == before

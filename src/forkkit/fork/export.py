@@ -26,6 +26,7 @@ from forkkit.fork.tree import (
     series_tree,
 )
 from forkkit.output.progress import say
+from forkkit.patches.fixes import FIX_TRAILER, fix_trailer
 from forkkit.patches.series import (
     Series,
     parse_series_file,
@@ -125,6 +126,35 @@ def _check_tree(repo: Repo, tree: ForkTree, series: Series, *, head: str) -> Non
             )
 
 
+def _check_trailers(
+    cfg: ForkConfig, repo: Repo, series: Series, *, base: str, head: str
+) -> None:
+    """One line for a commit of ``base..head`` that names no fix (no
+    ``Forkkit-Fix:`` trailer), with the fixes it could belong to: those
+    whose patches change a file it changes (else every declared one)."""
+    if not cfg.fixes:
+        return
+    owners: dict[str, set[str]] = {}
+    for patch in series.patches:
+        fid = fix_trailer(patch.message)
+        for path in patch.files if fid else ():
+            owners.setdefault(path, set()).add(fid or "")
+    for commit in repo.commits(f"{base}..{head}"):
+        _, _, body = repo.message(commit).partition("\n")
+        if fix_trailer(body) is not None:
+            continue
+        files = repo.changed_paths(f"{commit}^", commit)
+        near = sorted({f for path in files for f in owners.get(path, ())})
+        ids = near or [d.id for d in cfg.fixes]
+        raise _refuse(
+            repo.path,
+            f"commit {commit[:12]} ({repo.message(commit).splitlines()[0][:60]}) "
+            f"has no '{FIX_TRAILER}: ID' trailer, so it belongs to no fix; add "
+            f"one naming {' or '.join(ids)} (git commit --amend, or git rebase -i "
+            f"{BASE_TAG}), then export again",
+        )
+
+
 def export_series(
     cfg: ForkConfig, *, dest: Path | None = None, rewrite: bool = False
 ) -> ExportResult:
@@ -147,6 +177,7 @@ def export_series(
     tree = _built(repo, series, rewrite=rewrite)
     head = repo.rev("HEAD") or tree.head
     _check_tree(repo, tree, series, head=head)
+    _check_trailers(cfg, repo, series, base=tree.base, head=head)
     old_text = read_series_text(series_file)
     unknown = _unknown(patches_dir, parse_series_file(old_text))
     if head == tree.head and not tree.stopped_at:
