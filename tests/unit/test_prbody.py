@@ -23,6 +23,7 @@ from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.proof.run import prove
 from forkkit.services.rebase.doc import RebaseDoc
+from tests.synthetic import SyntheticUpstream, make_two_fix_project, toy_testenv_python
 
 _PIPE = re.compile(r"(?<!\\)\|")
 _DETAILS = re.compile(r"<(/?)details\b")
@@ -448,3 +449,31 @@ def test_a_guard_report_is_a_test_pr() -> None:
     assert "Guard: ✅ **valid**: all 374 tests this PR adds pass on toy 2.0." in body
     assert "Red/green proof" not in body and "FAIL_TO_PASS" not in body
     assert "# red:" not in body and "python -m pytest tests/t.py" in body
+
+
+@pytest.mark.e2e
+def test_a_pr_names_only_its_own_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#47 item 5: on a one-fix branch the other fixes' tests are not there,
+    so the PR's commands and test list name only the fix's own tests and
+    its own related suites."""
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg = make_two_fix_project(
+        tmp_path / "p", SyntheticUpstream(tmp_path / "up"), "1.0"
+    )
+    text = cfg.path.read_text().replace(
+        '[[fix]]\nid = "count"\n',
+        '[[fix]]\nid = "count"\nrelated_suites = ["tests/test_count.py"]\n',
+    )
+    cfg.path.write_text(text)
+    conf = ["--config", str(cfg.path)]
+    assert cli.main([*conf, "red-green", "--parallel", "off"]) == 0
+    capsys.readouterr()
+    assert cli.main([*conf, "pr-body", "--fix", "limit"]) == 0
+    body = capsys.readouterr().out
+    plan = body[body.index("## Test Plan") : body.index("## Test Result")]
+    assert "-q -rfE --continue-on-collection-errors tests/test_fix.py" in plan
+    assert "test_count" not in plan
+    purpose = body[: body.index("## Test Plan")]
+    assert "`tests/test_fix.py` (new)" in purpose and "test_count" not in purpose

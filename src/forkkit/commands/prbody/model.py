@@ -18,6 +18,7 @@ from typing import Any, Literal
 from forkkit.output.mdtext import md_text
 from forkkit.output.verdicts import ExitTable
 from forkkit.patches.retired import Retired
+from forkkit.patches.testids import target_file
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.doc import RebaseDoc
 from forkkit.services.reconcile.doc import ReconcileDoc
@@ -51,6 +52,9 @@ class PrInputs:
     retired: Sequence[Retired] = ()  # patches/retired.toml
     # local path -> portable name, e.g. the workdir -> ``WORKDIR``
     roots: Mapping[str, str] = field(default_factory=dict)
+    # the fix's own related suites ([[fix]] related_suites): the related run
+    # the report holds ran every fix's, which a one-fix branch may not have
+    own_suites: tuple[str, ...] = ()
 
 
 def sdist_sha256(ident: str) -> str | None:
@@ -90,6 +94,20 @@ def pytest_command(command: str) -> str:
         elif not word.startswith(_REPORT_OPTIONS):
             out.append(word)
     return shlex.join(out)
+
+
+def retarget(command: str, *, ran: Sequence[str], targets: Sequence[str]) -> str:
+    """:func:`pytest_command` of a run with ``targets`` in place of the
+    targets it ``ran`` (the last words of its command line); as it is when
+    they are not its last words."""
+    shown = pytest_command(command)
+    try:
+        words = shlex.split(shown)
+    except ValueError:
+        return shown
+    if not ran or words[-len(ran) :] != list(ran):
+        return shown
+    return shlex.join([*words[: -len(ran)], *targets])
 
 
 def env_prefix(doc: ProofDoc) -> str:
@@ -172,11 +190,13 @@ def hunk_rows(doc: ProofDoc) -> list[HunkRow]:
 
 
 def changed_tests(rg: ProofDoc) -> list[str]:
-    """```path` (new)`` or ``(changed)`` for each test file the series changes."""
+    """```path` (new)`` or ``(changed)`` for each test file of the fix's own
+    tests that the series changes (another fix's are not this PR's)."""
+    own = {target_file(t) for t in rg.tests}
     return [
         f"`{f.path}` ({'new' if not f.base_blob else 'changed'})"
         for f in rg.files_of("test")
-        if f.base_blob != f.fix_blob
+        if f.base_blob != f.fix_blob and (not own or f.path in own)
     ]
 
 

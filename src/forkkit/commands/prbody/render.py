@@ -20,6 +20,7 @@ from forkkit.commands.prbody.model import (
     portable,
     purpose_head,
     pytest_command,
+    retarget,
     sdist_sha256,
     shown,
     upstream_rev,
@@ -111,16 +112,19 @@ def _test_plan(inp: PrInputs) -> list[str]:
         f"# red: the runtime files at upstream base ({label}), the PR's tests",
         *(red if line == "{red}" else line for line in _red_lines(rg)),
     ]
-    green = rg.green.command
+    green, own = rg.green, list(rg.tests or rg.green.targets)
     related = rg.related.command if rg.related else ""
-    with_related = bool(related) and related == green
+    with_related = bool(related) and related == green.command
+    suites = list(inp.own_suites)
+    targets = [*own, *suites] if with_related else own
     lines += [
         "# green: the fix, same tests"
         + (" and the related suites" if with_related else ""),
-        f"{prefix} {pytest_command(green)}",
+        f"{prefix} {retarget(green.command, ran=green.targets, targets=targets)}",
     ]
-    if related and not with_related:
-        lines += ["# related suites on the fix", f"{prefix} {pytest_command(related)}"]
+    if rg.related and related and not with_related and suites:
+        shown = retarget(related, ran=rg.related.targets, targets=suites)
+        lines += ["# the fix's related suites on the fix", f"{prefix} {shown}"]
     fid = rg.fix.id if rg.fix else ""
     tools = [
         f"forkkit red-green --fix {fid}" if fid else "forkkit red-green",

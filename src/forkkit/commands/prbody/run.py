@@ -166,6 +166,7 @@ def pr_body(cfg: ForkConfig, paths: ReportPaths) -> str:
         rebase=_rebase(cfg, paths.rebase),
         retired=read_retired(cfg.patches_dir / RETIRED_FILE),
         roots=roots,
+        own_suites=fix.related_suites,
     )
     return render_markdown(inputs)
 
