@@ -50,12 +50,28 @@ def cause_of(kind: str, message: str) -> tuple[str, bool]:
     return kind or "failed", False
 
 
+def _unloadable(module: str, cause: str) -> str:
+    """A related module pytest cannot import, what it lacks, and what to do
+    ([testenv] deselect names tests, and cannot stop an import)."""
+    path = module.replace(".", "/") + ".py"
+    return (
+        f"{path} cannot be collected ({cause or 'import error'}): [testenv] "
+        "deselect cannot stop an import; drop it from the fix's related suites "
+        f"(forkkit fix related ID --drop {path}) or add what it needs to "
+        "[testenv] extra"
+    )
+
+
 def failure_causes(report: JunitReport, ids: Sequence[str]) -> tuple[Cause, ...]:
     """``ids`` (failed tests of ``report``) grouped by cause, most first."""
     groups: dict[tuple[str, bool], list[str]] = {}
+    loads = {t.test_id: t for t in report.collection_errors}
     for test_id in ids:
-        t = report.tests.get(test_id)
-        key = cause_of(t.kind if t else "", t.message if t else "")
+        if test_id in loads:  # a module that cannot be imported: one line each
+            key = (_unloadable(test_id, loads[test_id].message), False)
+        else:
+            t = report.tests.get(test_id)
+            key = cause_of(t.kind if t else "", t.message if t else "")
         groups.setdefault(key, []).append(test_id)
     causes = [Cause(label, tuple(tests), env) for (label, env), tests in groups.items()]
     return tuple(sorted(causes, key=lambda c: (-c.count, c.label)))

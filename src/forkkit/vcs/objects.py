@@ -112,6 +112,17 @@ class Objects(GitBound):
                 entries[path] = (mode, oid)
         return entries
 
+    def sizes(self, rev: str, paths: Sequence[str]) -> dict[str, int]:
+        """``path -> size in bytes`` of the files under ``paths`` at ``rev``."""
+        out = self._git.kept_out("ls-tree", "-r", "-l", "-z", revs=[rev], paths=paths)
+        found = {}
+        for record in out.split("\0"):
+            if record:
+                meta, path = record.split("\t", 1)
+                size = meta.split()[-1]
+                found[path] = int(size) if size.isdigit() else 0
+        return found
+
     def changed_paths(self, a: str, b: str) -> list[str]:
         """Paths that differ between two revisions."""
         out = self._git.kept_out("diff", "--name-only", revs=[a, b])

@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from forkkit.commands.fix.model import EXITS, NewFix
-from forkkit.commands.fix.run import AS_IS, add_fix
+from forkkit.commands.fix.run import AS_IS, Related, add_fix, change_related
 from forkkit.config import ForkConfig
 from forkkit.config.fixes import check_advisory
 from forkkit.errors import ForkkitError
@@ -24,7 +25,10 @@ from forkkit.patches.plaindiff import (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``add``: the fix's id, its patch files and its provenance."""
-    sub = parser.add_subparsers(dest="fix_command", metavar="add", required=True)
+    sub = parser.add_subparsers(
+        dest="fix_command", metavar="add|related", required=True
+    )
+    _add_related(sub)
     add = sub.add_parser(
         "add",
         help="add a fix made of git format-patch files (or an mbox), or of a "
@@ -70,6 +74,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_related(sub: Any) -> None:
+    """``related``: a fix's related suites, shown or changed."""
+    related = sub.add_parser(
+        "related",
+        help="show or change a fix's related suites (checked as fix add checks)",
+        description="A fix's related suites: shown, or changed with --add and "
+        "--drop; an added test module must be in the fork and be collected in "
+        "the CPU venv. fork.toml is rewritten in one transaction.",
+    )
+    related.add_argument("id", help="the fix's id")
+    related.add_argument(
+        "--add", nargs="+", default=[], metavar="SUITE", help="suites to add"
+    )
+    related.add_argument(
+        "--drop", nargs="+", default=[], metavar="SUITE", help="suites to drop"
+    )
+
+
 def _add_import_options(add: argparse.ArgumentParser) -> None:
     """How a plain diff (not format-patch output) becomes patches."""
     group = add.add_argument_group(
@@ -103,13 +125,18 @@ def _import(args: argparse.Namespace) -> Import:
 
 @dataclass(frozen=True, kw_only=True)
 class Request:
-    new: NewFix
+    new: NewFix | None  # None: ``fix related``
     files: tuple[Path, ...]
     related: tuple[str, ...] | None  # None: suggested
     how: Import = AS_IS  # a plain diff's patches
+    change: Related | None = None  # fix related: the fix and its change
 
 
 def request(args: argparse.Namespace) -> Request:
+    if args.fix_command == "related":
+        fid = check_fix_id(args.id, "forkkit fix related")
+        change = Related(fix_id=fid, add=tuple(args.add), drop=tuple(args.drop))
+        return Request(new=None, files=(), related=None, change=change)
     fid = check_fix_id(args.id, "forkkit fix add")
     for path in args.patches:
         if not path.is_file():
@@ -135,18 +162,24 @@ def request(args: argparse.Namespace) -> Request:
 
 
 def run(cfg: ForkConfig, req: Request) -> Outcome:
-    """Add the fix; what was derived, and the next command."""
+    """Add the fix (what was derived, and the next command), or show or
+    change a fix's related suites."""
+    if req.change is not None:
+        suites = change_related(cfg, req.change)
+        shown = ", ".join(suites) or "(none)"
+        return Outcome(code=EXITS.code("added"), out=f"fix '{req.change.fix_id}': "
+                       f"related suites: {shown}")  # fmt: skip
+    assert req.new is not None
     added = add_fix(cfg, new=req.new, files=req.files, related=req.related, how=req.how)
     fix = added.fix
     shown = ", ".join(fix.related_suites) or "(none)"
-    more = added.related_found - len(fix.related_suites)
     lines = [
         f"fix '{fix.id}': {fix.title}",
         f"  patches: {', '.join(fix.patches)}",
         f"  runtime files: {', '.join(fix.runtime_files) or '(none: a guard)'}",
         f"  tests: {', '.join(fix.test_files) or '(none)'}",
-        f"  related suites: {shown}"
-        + (f" (and {more} more that import it)" if more > 0 else ""),
+        f"  related suites: {shown}",
+        *(added.suggestion.lines() if added.suggestion else []),
         f"  proof: none ({fix.untested})" if fix.untested else "",
         "next: forkkit red-green (this fix: listed unproven, declared)"
         if fix.untested

@@ -100,6 +100,42 @@ def fix_table(fix: NewFix) -> str:
     return "\n".join(out) + "\n"
 
 
+def with_related(toml: str, fix_id: str, suites: Sequence[str]) -> str:
+    """``fork.toml`` text with the ``related_suites`` of ``[[fix]]`` ``fix_id``
+    set to ``suites`` (its old key, one line or many, replaced at its
+    place, else added at the table's end); every other byte kept."""
+    lines = toml.splitlines(keepends=True)
+    heads = [i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)]
+    mine = next(
+        (
+            i
+            for i in heads
+            if FIX_TABLE.match(lines[i])
+            and any(
+                re.match(rf"^\s*id\s*=\s*{re.escape(_quote(fix_id))}\s*$", ln)
+                for ln in lines[
+                    i + 1 : min([h for h in heads if h > i] or [len(lines)])
+                ]
+            )
+        ),
+        None,
+    )
+    if mine is None:
+        raise ForkkitError(f"fork.toml: no [[fix]] with id = {_quote(fix_id)}")
+    end = min([h for h in heads if h > mine] or [len(lines)])
+    key = [i for i in range(mine, end) if re.match(r"^\s*related_suites\s*=", lines[i])]
+    new = "related_suites = [" + ", ".join(_quote(s) for s in suites) + "]\n"
+    if key:
+        stop = key[0]
+        while "]" not in lines[stop].split("#", 1)[0] and stop + 1 < end:
+            stop += 1
+        return "".join([*lines[: key[0]], new, *lines[stop + 1 :]])
+    at = end
+    while at > mine + 1 and not lines[at - 1].strip():
+        at -= 1
+    return "".join([*lines[:at], new, *lines[at:]])
+
+
 def with_table(toml: str, table: str) -> str:
     """``fork.toml`` text with ``table`` after its last ``[[fix]]`` table (or
     before ``[testenv]``, or at the end); every other byte kept."""
@@ -139,3 +175,41 @@ def import_patterns(runtime_files: Sequence[str]) -> list[str]:
             pkg, leaf = re.escape(".".join(parts[:-1])), re.escape(parts[-1])
             out.append(rf"^\s*from\s+{pkg}\s+import\s+(.*[ ,(])?{leaf}([ ,)]|$)")
     return out
+
+
+# a test module that starts an API server, or loads a model (or its
+# tokenizer) from the Hugging Face Hub: ``git grep -E`` patterns
+SERVER_PATTERNS = (r"Remote[A-Za-z]*Server", r"uvicorn", r"run_server\(", r"api_server")
+HUB_PATTERNS = (
+    *(r"vllm_runner", r"hf_runner", r"LLM\(", r"from_pretrained\("),
+    *(r"snapshot_download", r"hf_hub_download"),
+    r"(MODEL|model)[A-Za-z_]*[[:space:]]*=[[:space:]]*['\"][A-Za-z0-9][A-Za-z0-9_.-]*/"
+    r"[A-Za-z0-9_.-]+['\"]",
+)
+
+
+def closeness(test: str, runtime_files: Sequence[str]) -> int:
+    """How near a test module is to the changed code: the folders its path
+    shares with a changed module's package (``tests/entrypoints/openai/x.py``
+    and ``vllm/entrypoints/openai/protocol.py``: 2)."""
+    mine = PurePosixPath(test).parent.parts[1:]  # below tests/
+    best = 0
+    for path in runtime_files:
+        pkg = PurePosixPath(path).parent.parts[1:]  # below the top package
+        same = 0
+        for a, b in zip(mine, pkg, strict=False):
+            if a != b:
+                break
+            same += 1
+        best = max(best, same)
+    return best
+
+
+def ranked(
+    candidates: Sequence[str], *, runtime_files: Sequence[str], sizes: dict[str, int]
+) -> list[str]:
+    """``candidates`` nearest first (:func:`closeness`), then smallest."""
+    return sorted(
+        candidates,
+        key=lambda t: (-closeness(t, runtime_files), sizes.get(t, 0), t),
+    )

@@ -21,18 +21,18 @@ from pathlib import Path
 from forkkit.commands.fix.model import (
     NewFix,
     fix_table,
-    import_patterns,
     numbered,
     split_mails,
     with_fix_trailer,
+    with_related,
     with_table,
 )
+from forkkit.commands.fix.related import Suggestion, check_given, suggest
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series, read_series_text
 from forkkit.fork.tree import apply_failure, materialize
 from forkkit.patches.fixes import Fix, FixDecl, assign
-from forkkit.patches.paths import is_test_module
 from forkkit.patches.plaindiff import (
     Import,
     check_plain,
@@ -52,7 +52,6 @@ from forkkit.txn import FileTransaction
 from forkkit.vcs import Repo
 from forkkit.vcs.apply import ApplyResult
 
-SUGGESTED = 12  # related suites suggested at most
 AS_IS = Import()  # a plain diff: one patch, the default author and message
 
 
@@ -61,7 +60,7 @@ class Added:
     """The fix as written: derived from its patches."""
 
     fix: Fix
-    related_found: int  # test modules that import a changed module
+    suggestion: Suggestion | None  # None: the suites were given
 
 
 def _read(path: Path) -> str:
@@ -181,14 +180,6 @@ def _applies(repo: Repo, head: str, *, patches: Sequence[Patch], label: str) -> 
         return index.write_tree()
 
 
-def _suggest(repo: Repo, base: str, fix: Fix) -> tuple[tuple[str, ...], int]:
-    """Upstream test modules that import a module the fix changes."""
-    found = repo.grep_files(base, import_patterns(fix.runtime_files), ["tests"])
-    mine = set(fix.test_files)
-    found = [f for f in found if is_test_module(f) and f not in mine]
-    return tuple(found[:SUGGESTED]), len(found)
-
-
 def _checked_toml(cfg: ForkConfig, text: str) -> str:
     """``text`` when it is TOML declaring every old fix and the new one last."""
     try:
@@ -258,8 +249,15 @@ def add_fix(
             [*cfg.fixes, decl], [*series.patches, *patches], config=cfg.path.name
         )[-1]
     _check_tested(fix)
-    suggested, found = _suggest(tree.repo, tree.base, fix)
-    suites = tuple(related) if related is not None else suggested
+    suggestion = None
+    if related is not None:
+        check_given(cfg, tree.repo, related, head=head, base=tree.base)
+        suites = tuple(related)
+    elif fix.untested:  # never proven: no suite runs for it
+        suites = ()
+    else:
+        suggestion = suggest(cfg, tree.repo, fix, head=head, base=tree.base)
+        suites = suggestion.kept
     fix = replace(fix, related_suites=suites)
     txn = FileTransaction(cfg.root)
     for name, text in mails:
@@ -270,4 +268,54 @@ def add_fix(
     table = fix_table(replace(new, related_suites=suites))
     txn.write(cfg.path, _checked_toml(cfg, with_table(cfg.path.read_text(), table)))
     txn.commit()
-    return Added(fix=fix, related_found=found if related is None else len(suites))
+    return Added(fix=fix, suggestion=suggestion)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Related:
+    """``fix related ID --add SUITE... --drop SUITE...``."""
+
+    fix_id: str
+    add: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+
+
+def change_related(cfg: ForkConfig, change: Related) -> tuple[str, ...]:
+    """The fix's related suites after ``change`` (written to fork.toml in one
+    transaction, the added ones checked first); as they are without one."""
+    decl = next((d for d in cfg.fixes if d.id == change.fix_id), None)
+    if decl is None:
+        ids = ", ".join(d.id for d in cfg.fixes) or "none"
+        raise ForkkitError(
+            f"{cfg.path.name}: no [[fix]] '{change.fix_id}' (fixes: {ids})"
+        )
+    now = list(decl.related_suites)
+    for suite in change.drop:
+        if suite not in now:
+            raise ForkkitError(
+                f"--drop {suite}: not one of fix '{decl.id}''s related suites "
+                f"({', '.join(now) or 'none'})"
+            )
+    added = [s for s in change.add if s not in now]
+    if not change.add and not change.drop:
+        return tuple(now)
+    if added:
+        tree = materialize(cfg)
+        head = tree.repo.rev("HEAD") or tree.head
+        check_given(cfg, tree.repo, added, head=head, base=tree.base)
+    suites = [s for s in now if s not in change.drop] + added
+    text = with_related(cfg.path.read_text(), decl.id, suites)
+    got = next(
+        (d.get("related_suites", []) for d in tomllib.loads(text).get("fix", [])
+         if d.get("id") == decl.id),
+        None,
+    )  # fmt: skip
+    if got != suites:
+        raise ForkkitError(
+            f"{cfg.path}: cannot rewrite fix '{decl.id}''s related_suites in its "
+            "layout; edit it by hand"
+        )
+    txn = FileTransaction(cfg.root)
+    txn.write(cfg.path, text)
+    txn.commit()
+    return tuple(suites)
