@@ -70,11 +70,12 @@ def test_tty_progress_is_one_updating_line() -> None:
     live.begin("fix")
     live.update("red", done=1, failed=1, total=1)
     clock.now += 3
-    live.update("fix", done=2, failed=0, total=40)
+    live.update("fix", done=2, failed=0, total=40, running="tests/a/test_b.py::t[1]")
     text = out.getvalue()
     assert "\n" not in text and text.count("\r") >= 2
     last = text.rsplit("\r", 1)[-1]
-    assert "red 1/1 (1 failed)" in last and "fix 2/40" in last and "3s" in last
+    assert "red 1/1 (1 failed)" in last and "3s" in last
+    assert "fix 2/40 tests/a/test_b.py" in last  # the file running, not the id
     live.end("red")
     live.end("fix")
     assert out.getvalue().endswith("\r\x1b[K")  # the line is cleared at the end
@@ -118,12 +119,19 @@ def test_plugin_appends_one_line_per_finished_test(tmp_path: Path) -> None:
     subprocess.run([*cmd, "test_x.py"], cwd=tmp_path, env=env, capture_output=True)
     assert progress.read_text().splitlines() == [
         "collected 3",
+        "start test_x.py::test_a",
         "passed test_x.py::test_a",
+        "start test_x.py::test_b",
         "failed test_x.py::test_b",
+        "start test_x.py::test_c",
         "skipped test_x.py::test_c",
     ]
     tail = ProgressTail(progress)
     assert tail.poll() and (tail.total, tail.done, tail.failed) == (3, 3, 1)
+    assert tail.running == ""  # each test that started is done
+    with progress.open("a") as fh:
+        fh.write("start test_y.py::test_hangs\n")
+    assert tail.poll() and tail.running == "test_y.py::test_hangs"
 
 
 @pytest.mark.e2e

@@ -252,7 +252,10 @@ def test_timeout_is_invalid_and_restores(
     assert time.monotonic() - start < 60
     assert result.red.run.timed_out and result.red.report is None
     assert not result.valid
-    assert any("timed out" in p for p in result.problems)
+    timed_out = next(p for p in result.problems if "timed out" in p)
+    # the report names the test that was running when the timeout cut it
+    assert f"while {result.red.run.running} ran" in timed_out
+    assert result.red.run.running.startswith("tests/test_fix.py::")
     assert_fork_intact(tree)
 
 

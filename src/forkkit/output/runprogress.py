@@ -31,11 +31,13 @@ class _Run:
     done: int = 0
     failed: int = 0
     total: int | None = None
+    running: str = ""  # the node id of the test running now
 
     def text(self, name: str) -> str:
         total = "?" if self.total is None else str(self.total)
         bad = f" ({self.failed} failed)" if self.failed else ""
-        return f"{name} {self.done}/{total}{bad}"
+        where = f" {self.running.split('::', 1)[0]}" if self.running else ""
+        return f"{name} {self.done}/{total}{bad}{where}"
 
 
 class LiveLine:
@@ -79,12 +81,15 @@ class LiveLine:
             if not self.tty:
                 self._last = self._clock()
 
-    def update(self, name: str, *, done: int, failed: int, total: int | None) -> None:
+    def update(
+        self, name: str, *, done: int, failed: int, total: int | None, running: str = ""
+    ) -> None:
         with self._lock:
             run = self._runs.get(name)
             if run is None:
                 return
             run.done, run.failed, run.total = done, failed, total
+            run.running = running
             self._show()
 
     def end(self, name: str) -> None:
@@ -133,6 +138,7 @@ class ProgressTail:
         self.total: int | None = None
         self.done = 0
         self.failed = 0
+        self.running = ""  # the node id of the test started and not done
         self._offset = 0
         self._partial = ""
 
@@ -151,10 +157,20 @@ class ProgressTail:
             word, _, rest = ln.partition(" ")
             if word == "collected" and rest.isdigit():
                 self.total = int(rest)
+            elif word == "start":
+                self.running = rest
             elif word in ("passed", "skipped", "failed", "error"):
                 self.done += 1
                 self.failed += word in ("failed", "error")
+                self.running = "" if rest == self.running else self.running
         return bool(lines)
+
+
+def running_test(path: Path) -> str:
+    """The node id a progress file says was running when it stopped ("")."""
+    tail = ProgressTail(path)
+    tail.poll()
+    return tail.running
 
 
 def short_summary(log: str, limit: int = SUMMARY_LINES) -> list[str]:

@@ -3,7 +3,8 @@
 
 Loaded with ``-p forkkit_progress`` from this folder on PYTHONPATH, inside the
 test venv: it imports nothing from forkkit. Lines: ``collected N`` once, then
-``OUTCOME NODEID`` per test (passed, failed, error, skipped).
+``start NODEID`` when a test starts and ``OUTCOME NODEID`` when it is done
+(passed, failed, error, skipped).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ def _write(line: str) -> None:
 
 def pytest_collection_finish(session: Any) -> None:
     _write(f"collected {len(session.items)}")
+
+
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    _write(f"start {nodeid}")
 
 
 def pytest_runtest_logreport(report: Any) -> None:

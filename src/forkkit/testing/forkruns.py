@@ -316,7 +316,11 @@ def read_run(run: PytestRun, name: str) -> tuple[JunitReport | None, str]:
     messages name its files where they are published."""
     log = published_path(run.log)
     if run.timed_out:
-        return None, f"{name}: pytest timed out after {run.seconds:.0f}s (see {log})"
+        at = f" while {run.running} ran" if run.running else ""
+        return (
+            None,
+            f"{name}: pytest timed out after {run.seconds:.0f}s{at} (see {log})",
+        )
     if run.returncode in (3, 4):
         lines = run.log.read_text().strip().splitlines() if run.log.exists() else []
         errors = [ln.strip() for ln in lines if _USAGE_ERR.search(ln)] or lines[-1:]

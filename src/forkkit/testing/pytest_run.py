@@ -20,6 +20,7 @@ from forkkit.output.runprogress import (
     PLUGIN_DIR,
     PROGRESS_ENV,
     ProgressTail,
+    running_test,
 )
 from forkkit.testing.env import TestEnv
 from forkkit.testing.logged import run_logged
@@ -43,6 +44,7 @@ class PytestRun:
     timed_out: bool = False
     cached: bool = False  # results reused from the result cache, nothing ran
     started: float = 0.0  # when it started (epoch seconds; 0: it did not run now)
+    running: str = ""  # timed out: the test that was running (its node id)
 
 
 def pytest_command(
@@ -104,8 +106,7 @@ def run_pytest(
     written.unlink(missing_ok=True)
     cmd = pytest_command(env, targets, written, extra=list(extra or []))
     environ = _with_plugins(cmd, env.environ(tree))
-    if stream:
-        _with_progress(cmd, environ, progress)
+    _with_progress(cmd, environ, progress)  # the live line; what a timeout cut
     try:
         done = run_logged(
             cmd,
@@ -118,6 +119,7 @@ def run_pytest(
             wait=(lambda proc: _wait(proc, name, progress)) if stream else None,
         )
     finally:
+        running = running_test(progress)
         progress.unlink(missing_ok=True)
         if written != junit and written.exists():
             os.replace(written, junit)
@@ -132,6 +134,7 @@ def run_pytest(
         shown,
         done.timed_out,
         started=done.started,
+        running=running if done.timed_out else "",
     )
 
 
@@ -160,7 +163,13 @@ def _wait(proc: subprocess.Popen[bytes], name: str, progress: Path) -> int:
             except subprocess.TimeoutExpired:
                 rc = None
             tail.poll()
-            LIVE.update(name, done=tail.done, failed=tail.failed, total=tail.total)
+            LIVE.update(
+                name,
+                done=tail.done,
+                failed=tail.failed,
+                total=tail.total,
+                running=tail.running,
+            )
             if rc is not None:
                 return rc
     finally:
