@@ -232,3 +232,35 @@ def test_every_fix_bisected_over_releases(
     assert (
         "| `limit` | toy 2.2 | - | 2 |" in md and "| `count` | toy 2.1 | - | 2 |" in md
     )
+
+
+UPSTREAMS_OWN_TEST = """\
+from toy.calc import limit
+
+
+def test_limit_is_n_upstream():
+    assert limit(7) == 7
+"""
+
+
+@pytest.mark.e2e
+def test_bisect_finds_the_commit_where_the_fix_s_tests_no_longer_apply(
+    toy_project: ForkConfig,
+    toy_upstream: SyntheticUpstream,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """#47 item 4: release, one upstream fix (with upstream's own test file
+    of the same name), next release. The fix's tests apply nowhere after the
+    release, so the fix's own runtime change says it: the middle commit."""
+    git_line_toml(toy_project, toy_upstream, commit=toy_upstream.rev("1.0"))
+    cfg = load_config(toy_project.path)
+    files = {"toy/calc.py": FIXED_CALC, "tests/test_fix.py": UPSTREAMS_OWN_TEST}
+    fix = toy_upstream.push_commit("[Bugfix] limit is n (#4242)", files)
+    later = toy_upstream.push_commit("release 2.0", {"docs/n.md": "n\n"})
+    assert main(["--config", str(cfg.path), "bisect"]) == 0
+    out = capsys.readouterr().out
+    assert f"absorbed by {fix[:12]} (#4242)" in out
+    data = _report(cfg)
+    assert data["first"]["commit"] == fix
+    assert [s["commit"] for s in data["steps"]][0] == later
+    assert "textual" in data["first"]["tests"]

@@ -62,18 +62,31 @@ def first_absorbed(commits: Sequence[str], probe: Probe) -> Search:
     to absorb) for the first absorbing commit.
 
     The last commit is proven first: when it does not absorb, there is
-    nothing to find. Then the range is halved until the carried and the
+    nothing to find; when it cannot be measured, the commit before it is
+    proven instead, and so on (never "not found" untried). Then the range
+    is halved until the carried and the
     absorbed commit are neighbours (``git bisect``'s search); a commit that
     cannot be measured is skipped (``git bisect skip``): its nearest
     unmeasured neighbour is proven instead.
     """
     if not commits:
         return Search(None, ())
-    steps = [probe(commits[-1])]
-    if not steps[0].absorbed:
-        return Search(None, tuple(steps))
-    carried, absorbed = -1, len(commits) - 1
+    steps: list[Step] = []
+    absorbed = len(commits)
     skipped: set[int] = set()
+    while absorbed > 0:  # the newest commit that can be measured
+        step = probe(commits[absorbed - 1])
+        steps.append(step)
+        if step.absorbed:
+            absorbed -= 1
+            break
+        if not step.broken:  # still needed at the newest measured commit
+            return Search(None, tuple(steps))
+        absorbed -= 1
+        skipped.add(absorbed)
+    else:  # not one commit could be measured
+        return Search(None, tuple(steps), tuple(sorted(skipped)))
+    carried = -1
     while True:
         left = [i for i in range(carried + 1, absorbed) if i not in skipped]
         if not left:

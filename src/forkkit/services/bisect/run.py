@@ -36,15 +36,14 @@ from forkkit.patches.fixes import Fix
 from forkkit.patches.retired import RETIRED_FILE, parse_retired
 from forkkit.patches.testids import node_id
 from forkkit.pin import GitPin, public_url
-from forkkit.services.bisect.model import BisectResult, Step, first_absorbed
+from forkkit.services.bisect.model import BisectResult, first_absorbed
+from forkkit.services.bisect.probe import Prober, TestText
 from forkkit.services.bisect.record import record_answers
 from forkkit.services.bisect.releases import release_chain
-from forkkit.services.rebase.absorb import semantic_verdict
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.semantic import SemanticBench
 from forkkit.testing.classify import Reason, classify
 from forkkit.vcs import Repo, fetch_history, fetch_rev
-from forkkit.vcs.overlay import apply_patches_commit
 
 _BAD_REF = "refs/forkkit/bisect/bad"
 
@@ -97,98 +96,6 @@ def _fail_to_pass(
             "tells where upstream took it; prove it first (forkkit red-green)"
         )
     return tuple(f2p)
-
-
-@dataclass(frozen=True, kw_only=True)
-class TestText:
-    """One text of the fix's tests: where it comes from, its test changes
-    (each patch's diff of the test files, applied to the probed commit as a
-    patch, so upstream's own changes to those files stay) and the pytest
-    targets of its FAIL_TO_PASS tests."""
-
-    label: str  # "the pin's" or the other line's fork.toml
-    diffs: tuple[str, ...]
-    targets: tuple[str, ...]
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Prober:
-    """One proof of the bisection: upstream ``commit`` with the fix's tests,
-    in the first of their texts that measures anything there."""
-
-    repo: Repo
-    bench: SemanticBench
-    fix: str
-    texts: tuple[TestText, ...]
-    fail_to_pass: tuple[str, ...]
-    reason: Reason  # when a red failure shows the fix's bug
-    # the other fixes' runtime changes, per patch in series order: the fix is
-    # measured as its red is, with every other fix kept where it applies
-    others: tuple[tuple[str, str], ...] = ()
-
-    def __call__(self, commit: str) -> Step:
-        subject = self.repo.message(commit).split("\n", 1)[0]
-        say(f"proving {commit[:12]} {subject}")
-        kept = apply_patches_commit(
-            self.repo,
-            onto=commit,
-            patches=[diff for _, diff in self.others],
-            message=f"bisect: the other fixes on upstream {commit[:12]}\n",
-        )
-        missing = tuple(self.others[i][0] for i in kept.missing)
-        step = None
-        for text in self.texts:
-            step = self._run(
-                commit, subject, base=kept.commit, text=text, missing=missing
-            )
-            if not step.broken:
-                break
-            say(f"{commit[:12]}: {text.label} tests prove nothing ({step.broken})")
-        assert step is not None
-        return step
-
-    def _run(
-        self,
-        commit: str,
-        subject: str,
-        *,
-        base: str,
-        text: TestText,
-        missing: tuple[str, ...],
-    ) -> Step:
-        which = "pin" if text is self.texts[0] else "current"
-        f2p = self.fail_to_pass
-        name = f"bisect-{self.fix}-{commit[:12]}-{which}"
-        tested = apply_patches_commit(
-            self.repo,
-            onto=base,
-            patches=text.diffs,
-            message=f"bisect: fix {self.fix}'s tests on upstream {commit[:12]}\n",
-        )
-        if tested.missing:
-            why = "its test changes do not apply there"
-            return Step(commit, subject, False, (), f2p, broken=why, tests=text.label)
-        probe = tested.commit
-        try:
-            run = self.bench.run_tests(probe, text.targets, name)
-        except ForkkitError:  # not even collected: an import broke
-            why = "its tests are not collected there: see the run's log"
-            return Step(commit, subject, False, (), f2p, broken=why, tests=text.label)
-        check = semantic_verdict(f2p, f2p, run, reason=self.reason)
-        broken = ""
-        if check.broken and not check.failed:
-            broken = f"{len(check.broken)} fail otherwise than for the bug's reason"
-        elif check.failed and missing:
-            broken = "other fixes' patches do not apply there: " + ", ".join(missing)
-        return Step(
-            commit=commit,
-            subject=subject,
-            absorbed=check.absorbed,
-            passed=check.passed,
-            failed=check.failed + check.broken,
-            broken=broken,
-            tests=text.label,
-        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,7 +164,7 @@ class _Bisection:
                     line_tree, line_fixes, theirs, f2p=f2p, targets=targets, label=label
                 )
             )
-        probe = _Prober(
+        probe = Prober(
             repo=tree.repo,
             bench=self.bench,
             fix=fix.id,
@@ -265,6 +172,7 @@ class _Bisection:
             fail_to_pass=f2p,
             reason=Reason(runtime=fix.runtime_files, raises=fix.raises),
             others=_other_fixes(tree, fixes, fix),
+            runtime=tuple(d for _, d in reversed(runtime_diffs(tree, fixes, fix))),
         )
         found = first_absorbed(span.commits, probe)
         by_commit = {s.commit: s for s in found.steps}
