@@ -264,3 +264,27 @@ def test_bisect_finds_the_commit_where_the_fix_s_tests_no_longer_apply(
     assert data["first"]["commit"] == fix
     assert [s["commit"] for s in data["steps"]][0] == later
     assert "textual" in data["first"]["tests"]
+
+
+@pytest.mark.e2e
+def test_a_rebase_records_the_commit_that_took_the_fix_not_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#47 item 4: a git upstream of three commits (release, one upstream
+    fix, next release); ``rebase --onto-rev main --apply`` retires the fix
+    the middle commit took, and its record names that commit."""
+    up = SyntheticUpstream(tmp_path / "up")
+    cfg = make_two_fix_project(tmp_path / "p", up, "1.0")
+    git_line_toml(cfg, up, commit=up.rev("1.0"))
+    fix = up.push_commit("[Bugfix] limit is n (#4242)", {"toy/calc.py": FIXED_CALC})
+    later = up.push_commit("release 2.0", {"docs/n.md": "n\n"})
+    argv = ["--config", str(cfg.path), "rebase", "--onto-rev", "main", "--apply"]
+    assert main(argv) == 0, capsys.readouterr().err
+    (record,) = [
+        r
+        for r in parse_retired((cfg.patches_dir / RETIRED_FILE).read_text())
+        if r.fix == "limit"
+    ]
+    assert record.applied_upstream == f"{fix[:12]} (#4242)"
+    assert later[:12] not in record.applied_upstream
+    assert load_config(cfg.path).upstream.commit_pin.commit == later

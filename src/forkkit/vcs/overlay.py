@@ -217,3 +217,15 @@ def apply_patches_commit(
         present=tuple(done["present"]),
         missing=tuple(done["missing"]),
     )
+
+
+def has_changes(repo: Repo, commit: str, diffs: Sequence[str]) -> tuple[bool, bool]:
+    """Whether ``commit`` has every one of ``diffs`` (each reverse-applies as
+    it is, in order from the last), and whether it lacks every one (each
+    applies as it is, in order); no 3-way merge: that takes a change twice."""
+    with repo.scratch_index(f"bisect-textual-{threading.get_ident()}") as index:
+        index.read_tree(commit)
+        has = all(index.apply(d, reverse=True).ok for d in reversed(diffs))
+        index.read_tree(commit)
+        lacks = not has and all(index.apply(d).ok for d in diffs)
+    return has, lacks

@@ -7,7 +7,6 @@ change says it textually: it reverse-applies (upstream has it) or applies
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 from forkkit.errors import ForkkitError
@@ -17,7 +16,7 @@ from forkkit.services.rebase.absorb import semantic_verdict
 from forkkit.services.rebase.semantic import SemanticBench
 from forkkit.testing.classify import Reason
 from forkkit.vcs import Repo
-from forkkit.vcs.overlay import apply_patches_commit
+from forkkit.vcs.overlay import apply_patches_commit, has_changes
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,7 +76,7 @@ class Prober:
         carried); else the step stays unmeasured."""
         if not self.runtime:
             return step
-        has, lacks = _has_change(self.repo, commit, self.runtime)
+        has, lacks = has_changes(self.repo, commit, self.runtime)
         if has:
             how = "textual: upstream has its runtime change (it reverse-applies)"
         elif lacks:
@@ -136,15 +135,3 @@ class Prober:
             broken=broken,
             tests=text.label,
         )
-
-
-def _has_change(repo: Repo, commit: str, diffs: tuple[str, ...]) -> tuple[bool, bool]:
-    """Whether ``commit`` has every one of ``diffs`` (each reverse-applies as
-    it is, in order from the last), and whether it lacks every one (each
-    applies as it is, in order); no 3-way merge: that takes a change twice."""
-    with repo.scratch_index(f"bisect-textual-{threading.get_ident()}") as index:
-        index.read_tree(commit)
-        has = all(index.apply(d, reverse=True).ok for d in reversed(diffs))
-        index.read_tree(commit)
-        lacks = not has and all(index.apply(d).ok for d in diffs)
-    return has, lacks

@@ -190,6 +190,8 @@ class RebaseResult:
     notes: tuple[str, ...] = field(default_factory=tuple)
     retired: tuple[Retired, ...] = ()  # absorbed patches, with provenance
     fixes: tuple[FixVerdict, ...] = ()  # each fix's verdict, from its patches
+    # patch name -> the first upstream commit that took it (a git upstream)
+    taken: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def absorbed(self) -> list[PatchResult]:
@@ -254,7 +256,7 @@ def retired_records(
             Retired(
                 name=p.name,
                 subject=p.subject,
-                applied_upstream=result.new_label,
+                applied_upstream=result.taken.get(p.name, result.new_label),
                 how=p.status,
                 evidence=evidence,
                 retired_from=result.old_label,

@@ -58,6 +58,7 @@ from forkkit.services.rebase.steps import (
     open_repo,
     prune_tests_only,
 )
+from forkkit.services.rebase.taken import first_taken
 from forkkit.services.rebase.takeover import conflict_again, leave_out
 from forkkit.upstream.release import release_version
 from forkkit.upstream.trust import trusted_sdist
@@ -300,6 +301,18 @@ def _proven(
     )
 
 
+def _taken(
+    job: Job, results: Sequence[PatchResult], *, ups: tuple[str | None, str | None]
+) -> dict[str, str]:
+    """Where upstream took each absorbed patch, on a git upstream (both pins
+    name upstream commits); {} on releases."""
+    if None in ups:
+        return {}
+    pins = (job.line.upstream.commit_pin, job.target.spec.commit_pin)
+    history = job.line.work.rebase_dir("history")
+    return first_taken(job.repo, results, pins=pins, commits=ups, history_repo=history)
+
+
 def rebase(
     line: Line,
     target: Target,
@@ -316,8 +329,8 @@ def rebase(
     series_text = line.series_file.read_text()
     repo, recorded = open_repo(line.work.rebase_repo)
     target = _resolved(repo, target)
-    old_base, _ = make_base(repo, line.upstream, line.work)
-    new_base, _ = make_base(repo, target.spec, line.work)
+    old_base, old_up = make_base(repo, line.upstream, line.work)
+    new_base, new_up = make_base(repo, target.spec, line.work)
     pin = dict(target.pin)
     new_toml = repin_toml(line.path.read_text(), pin, target.optional)
     job = Job(line, target, opts, repo, series, series_text)
@@ -334,6 +347,7 @@ def rebase(
         patches=tuple(results),
         repo=str(repo.path),
         fixes=fix_verdicts(results, owners),
+        taken=_taken(job, results, ups=(old_up, new_up)),
     )
     if base.conflicted:
         for p in base.conflicted:
