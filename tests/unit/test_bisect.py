@@ -262,7 +262,7 @@ def test_bisect_finds_the_commit_where_the_fix_s_tests_no_longer_apply(
     assert f"absorbed by {fix[:12]} (#4242)" in out
     data = _report(cfg)
     assert data["first"]["commit"] == fix
-    assert [s["commit"] for s in data["steps"]][0] == later
+    assert data["steps"][0]["commit"] == later
     assert "textual" in data["first"]["tests"]
 
 
