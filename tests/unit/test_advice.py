@@ -207,7 +207,13 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 
 
 def _options(parser: argparse.ArgumentParser) -> set[str]:
-    return {s for a in parser._actions for s in a.option_strings}
+    """The options of ``parser`` and of its subcommands (``fix related``)."""
+    found = {s for a in parser._actions for s in a.option_strings}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _options(sub)
+    return found
 
 
 def _entries(module: object) -> set[str]:

@@ -362,7 +362,7 @@ def test_failed_export_writes_nothing(toy_project: ForkConfig) -> None:
         "-q",
         "--allow-empty",
         "-m",
-        "[Misc] nothing\n\nForkkit-Fitoy-fix: toy-fix",
+        "[Misc] nothing\n\nForkkit-Fix: toy-fix",
     )
     with pytest.raises(
         ForkkitError, match=r"0002-Misc-nothing\.patch.*nothing written"

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from forkkit.testing import service
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import load_cause, load_errors
-from forkkit.testing.pytest_run import run_pytest
 
 COLLECT_TIMEOUT = 600.0  # seconds the collection run may take
 
@@ -66,17 +67,21 @@ def collect_modules(
     *,
     out_dir: Path,
     key: str,
+    tree_id: str,
 ) -> dict[str, Collected]:
-    """Each of ``modules`` (test files of ``tree``) as pytest collects it in
-    ``env``; ``key`` names the tree and venv in the cache under ``out_dir``."""
+    """Each of ``modules`` (test files of ``tree``, whose git tree is
+    ``tree_id``) as pytest collects it in ``env``; ``key`` names the release
+    and venv in the cache under ``out_dir``."""
     cache = out_dir / "collected.json"
     known = _read(cache, key)
     todo = [m for m in modules if m not in known]
     if todo:
-        run = run_pytest(
-            env, tree, todo, out_dir=out_dir, name="collect",
-            extra=["--collect-only"], timeout=COLLECT_TIMEOUT,
+        spec = service.RunSpec(
+            name="collect", tree=tree_id, targets=tuple(todo), env=env,
+            out_dir=out_dir, pytest_args=("--collect-only",),
+            timeout=COLLECT_TIMEOUT,
         )  # fmt: skip
+        run = service.run(spec, workspace=lambda: nullcontext(tree)).run
         counts = dict.fromkeys(todo, 0)
         log = run.log.read_text(errors="replace") if run.log.is_file() else ""
         for line in (ln for ln in log.splitlines() if "::" in ln):

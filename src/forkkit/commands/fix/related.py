@@ -68,7 +68,12 @@ def check_modules(
         env = ensure_testenv(cfg, tree.path)
         key = f"{env.key}:{repo.tree(base)}"
         return collect_modules(
-            env, tree.path, modules, out_dir=cfg.work.runs / "collect", key=key
+            env,
+            tree.path,
+            modules,
+            out_dir=cfg.work.runs / "collect",
+            key=key,
+            tree_id=repo.tree(head),
         )
 
 
