@@ -171,6 +171,17 @@ def _with_a_plain_diff(root: Path) -> None:
 FIX_SPLIT = ["fix", "add", "count", "new/count.diff", "--split", "files", "--related"]
 
 
+FIX_RELATED = [
+    "fix",
+    "related",
+    "toy-fix",
+    "--drop",
+    "tests",
+    "--add",
+    "tests/test_fix.py",
+]
+
+
 # name -> (set-up, the command, the next plain command after a crash)
 SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "materialize": (lambda root: None, ["materialize"], ["materialize"]),
@@ -187,6 +198,8 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "watch": (_materialized, ["watch", "--focused-only"], ["watch", "--focused-only"]),
     "fix add": (_with_a_new_fix, FIX_ADD, ["materialize"]),
     "fix add --split": (_with_a_plain_diff, FIX_SPLIT, ["materialize"]),
+    # #47: fork.toml rewritten in one transaction
+    "fix related": (_materialized, FIX_RELATED, ["materialize"]),
 }
 
 
