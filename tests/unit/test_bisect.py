@@ -82,6 +82,37 @@ def test_a_commit_that_cannot_be_measured_is_skipped() -> None:
     assert [s.commit for s in found.steps] == ["c7", "c3", "c2", "c4", "c5"]
 
 
+def test_an_unmeasured_head_is_searched_below_and_named() -> None:
+    """The newest commits cannot be measured: the ones before them are
+    proven; where the fix is still needed there, the unmeasured ones after
+    it are named (the fix may have been taken in them)."""
+    commits = [f"c{i}" for i in range(6)]
+
+    def probe(commit: str) -> Step:
+        i = commits.index(commit)
+        return (
+            replace(_step(commit, False), broken="x")
+            if i >= 4
+            else _step(commit, i >= 2)
+        )
+
+    found = first_absorbed(commits, probe)
+    assert found.index == 2 and [s.commit for s in found.steps][:3] == [
+        "c5",
+        "c4",
+        "c3",
+    ]
+    carried = first_absorbed(
+        commits,
+        lambda c: (
+            replace(_step(c, False), broken="x")
+            if c in ("c4", "c5")
+            else _step(c, False)
+        ),
+    )
+    assert carried.index is None and carried.unmeasured == (4, 5)
+
+
 def test_pr_numbers_from_subjects() -> None:
     assert pr_number("[Bugfix] keep the checkpoint (#57180)") == 57180
     assert pr_number("Merge pull request #12 from a/b") == 12

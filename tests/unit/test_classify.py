@@ -4,6 +4,7 @@ category, each problem, and the failure kinds read from pytest's JUnit."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -166,6 +167,10 @@ def test_classify_groups_sorted_ids() -> None:
         ("", "    def test():\nE       assert 0\n", "AssertionError"),
         ("Segmentation fault", "Fatal Python error", "unknown"),
         ("", "", "unknown"),
+        # an assertion whose diff shows another exception's line is an assertion
+        ("assert 'a' == 'b'", "E     ValueError: shown in a diff\n", "AssertionError"),
+        ("Failed: DID NOT RAISE <class 'ValueError'>", "", "Failed"),
+        ("", "E   Error: a bare word is no exception's name", "unknown"),
     ],
 )
 def test_failure_kind(message: str, text: str, kind: str) -> None:
@@ -341,3 +346,21 @@ def test_a_module_that_does_not_import_is_one_line_naming_what_it_lacks(
         "'forkkit_no_such_audio_lib'; add it to [testenv] extra, or leave the "
         "module out of the fix's suites"
     ]
+
+
+def test_a_validation_error_of_a_class_the_fix_changes_shows_the_bug() -> None:
+    """pydantic raises it from its own code (the traceback never enters the
+    fix's files), but it names the model: one the fix's change lies in."""
+    message = (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for "
+        "ChatMessage\nannotations\n  Input should be a valid dictionary"
+    )
+    frames = ("tests/test_x.py", "/venv/lib/pydantic/main.py")
+    red = junit.TestOutcome(
+        "m::t", "failed", 0.0, "ValidationError", message, "", frames
+    )
+    reason = Reason(runtime=("vllm/protocol.py",), classes=("ChatMessage",))
+    assert reason.shows_bug(red)
+    assert not Reason(runtime=("vllm/protocol.py",), classes=("Other",)).shows_bug(red)
+    setup = dataclasses.replace(red, outcome="error")
+    assert not reason.shows_bug(setup)

@@ -18,6 +18,7 @@ from forkkit.patches.fixes import (
     FixDecl,
     assign,
     check_fix_id,
+    classes_changed,
     fix_trailer,
     narrowed,
     targets_changed,
@@ -157,6 +158,9 @@ def test_focused_tests_are_the_tests_a_change_lies_in() -> None:
         new_test: {"tests/test_x.py::test_new"},  # the blank lines are no change
         in_class: {"tests/test_x.py::TestGroup::test_in_class"},
         helper: {"tests/test_x.py"},  # a helper: every test may use it
+        # an import the new test uses is the new test's, not the whole file
+        "import math\n" + new_test: {"tests/test_x.py::test_new"},
+        "import math\n" + SOURCE: {"tests/test_x.py"},  # an import alone: all
     }
     for new, want in cases.items():
         hunks = _hunks(SOURCE, new)
@@ -372,3 +376,13 @@ def test_proving_one_fix_keeps_the_other_reports(
     assert (folder / "count" / "red_green.json").read_bytes() == count  # kept
     rows = json.loads((folder / "summary.json").read_text())["fixes"]
     assert [(r["fix"], r["valid"]) for r in rows] == [("limit", True), ("count", True)]
+
+
+def test_the_classes_a_change_lies_in() -> None:
+    old = "class A:\n    x: int = 1\n\n\nclass B:\n    def f(self):\n        return 1\n"
+    new = old.replace("x: int = 1", "x: int | None = None").replace(
+        "return 1", "return 2"
+    )
+    assert classes_changed(_hunks(old, new), source=new) == {"A", "B"}  # type: ignore[arg-type]
+    more = old + "\n\ndef g():\n    pass\n"
+    assert classes_changed(_hunks(old, more), source=more) == set()  # type: ignore[arg-type]

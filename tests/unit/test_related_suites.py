@@ -8,12 +8,13 @@ checks. Real git, real pytest, a toy upstream."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from forkkit import cli
-from forkkit.commands.fix.model import closeness, ranked
+from forkkit.commands.fix.model import closeness, ranked, with_related
 from forkkit.config import load_config
 from tests.synthetic import (
     BUGGY,
@@ -120,3 +121,27 @@ def test_a_related_module_that_stops_importing_is_one_line_in_the_proof(
         "'forkkit_no_such_audio_lib'): [testenv] deselect cannot stop an import" in md
     )
     assert "Related suites (fixed runtime): 2 passed" in md
+
+
+def test_the_suites_are_rewritten_in_fork_toml_s_own_layout() -> None:
+    toml = (
+        "[upstream]\nname = 'toy'\n\n"
+        "[[fix]]\nid = 'other'\nrelated_suites = ['tests/a.py']\n\n"
+        "[[fix]]\nid = 'mine'  # the one\nrelated_suites = [\n"
+        "    'tests/b.py::t[cpu]',  # a ] in a string\n    'tests/c.py',\n]\n"
+        "\n[testenv]\ntorch = 'torch'"
+    )
+    new = with_related(toml, "mine", ["tests/d.py"])
+    data = tomllib.loads(new)
+    assert [f["related_suites"] for f in data["fix"]] == [
+        ["tests/a.py"],
+        ["tests/d.py"],
+    ]
+    assert new.startswith(toml[: toml.index("[[fix]]\nid = 'mine'")])
+    assert new.endswith("\n[testenv]\ntorch = 'torch'")
+    # no key yet, and no newline at the end of the file
+    bare = '[[fix]]\nid = "mine"'
+    assert tomllib.loads(with_related(bare, "mine", ["t.py"]))["fix"][0] == {
+        "id": "mine",
+        "related_suites": ["t.py"],
+    }

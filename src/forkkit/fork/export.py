@@ -143,12 +143,13 @@ def _check_trailers(
         _, _, body = repo.message(commit).partition("\n")
         if fix_trailer(body) is not None:
             continue
+        subject = (repo.message(commit).splitlines() or [""])[0][:60]
         files = repo.changed_paths(f"{commit}^", commit)
         near = sorted({f for path in files for f in owners.get(path, ())})
         ids = near or [d.id for d in cfg.fixes]
         raise _refuse(
             repo.path,
-            f"commit {commit[:12]} ({repo.message(commit).splitlines()[0][:60]}) "
+            f"commit {commit[:12]} ({subject}) "
             f"has no '{FIX_TRAILER}: ID' trailer, so it belongs to no fix; add "
             f"one naming {' or '.join(ids)} (git commit --amend, or git rebase -i "
             f"{BASE_TAG}), then export again",

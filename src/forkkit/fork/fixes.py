@@ -22,7 +22,14 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import load_series
 from forkkit.fork.state import ForkTree
 from forkkit.patches.diff import parse_diff
-from forkkit.patches.fixes import Fix, assign, narrowed, nodes_defined, targets_changed
+from forkkit.patches.fixes import (
+    Fix,
+    assign,
+    classes_changed,
+    narrowed,
+    nodes_defined,
+    targets_changed,
+)
 from forkkit.patches.paths import is_runtime_path, is_test_path
 from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.pin import is_commit_id
@@ -147,7 +154,7 @@ def focused_targets(
 
 
 _FOCUSED: dict[tuple[object, ...], tuple[str, ...]] = {}
-FOCUSED_FORMAT = 2  # bump when what _focused answers changes
+FOCUSED_FORMAT = 3  # bump when what _focused answers changes
 
 
 def _stored(repo: Repo, *, head: str, fix: Fix, commits: Mapping[str, str]) -> Path:
@@ -260,6 +267,23 @@ def _diffs(
             )
         out.append((patch, repo.diff(a=f"{commit}^", b=commit, paths=paths)))
     return out
+
+
+def changed_classes(tree: ForkTree, fixes: FixSet, fix: Fix) -> tuple[str, ...]:
+    """The classes the fix's runtime change lies in, by name (what a
+    validation error of its bug names), each read in its patch's commit."""
+    repo = Repo(tree.path)
+    commits = dict(tree.patch_commits)
+    found: set[str] = set()
+    for patch, diff in runtime_diffs(tree, fixes, fix):
+        commit = commits.get(patch.name, "")
+        for changed in parse_diff(diff, patch.name).files:
+            blob = repo.blob(commit, changed.path) if commit else None
+            if blob is None or not changed.path.endswith(".py"):
+                continue
+            source = repo.read_blob(blob).decode(errors="replace")
+            found |= classes_changed(changed.hunks, source=source)
+    return tuple(sorted(found))
 
 
 def red_commit(tree: ForkTree, fixes: FixSet, fix: Fix, *, head: str) -> str:

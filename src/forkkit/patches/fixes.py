@@ -13,6 +13,7 @@ patch changes, and nothing goes stale when a patch is retired.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -185,12 +186,16 @@ def targets_changed(path: str, *, hunks: Sequence[DiffHunk], source: str) -> set
     """The pytest targets a patch's ``hunks`` in test module ``path`` change,
     read in ``source`` (the file as that patch leaves it): the test functions
     every changed line lies in, or the whole file when a change is outside
-    every test (an import, a helper, a fixture) or the file does not parse."""
+    every test (a helper, a fixture) or the file does not parse. A
+    module-level import added beside changed tests is theirs (they use it);
+    an import changed alone stands for the whole file."""
     symbols = python_symbols(source)
     if not symbols and source.strip():
         return {path}
     text = source.splitlines()
+    imports = import_lines(source)
     out: set[str] = set()
+    only_imports = False  # an import changed, and no test
     for hunk in hunks:
         if hunk.removed > len(hunk.added_lines):
             return {path}  # lines deleted: which test had them is not certain
@@ -200,10 +205,46 @@ def targets_changed(path: str, *, hunks: Sequence[DiffHunk], source: str) -> set
                 continue  # a blank line or a comment between tests
             sym = enclosing(symbols, line)
             node = qualname_node(path, sym.qualname) if sym else None
+            if node is None and line in imports and not sym:
+                only_imports = True  # one the changed tests use: no test of its own
+                continue
             if node is None:
                 return {path}
             out.add(node)
+    return out or ({path} if only_imports else set())
+
+
+def classes_changed(hunks: Sequence[DiffHunk], *, source: str) -> set[str]:
+    """The names of the classes the added lines of ``hunks`` lie in, read in
+    ``source`` (the file as the change leaves it)."""
+    symbols = python_symbols(source)
+    classes = {s.qualname for s in symbols if s.kind == "class"}
+    out: set[str] = set()
+    for hunk in hunks:
+        for line in hunk.added_lines:
+            sym = enclosing(symbols, line)
+            parts = sym.qualname.split(".") if sym else []
+            out |= {
+                parts[i - 1]
+                for i in range(1, len(parts) + 1)
+                if ".".join(parts[:i]) in classes
+            }
     return out
+
+
+def import_lines(source: str) -> set[int]:
+    """The lines of ``source``'s module-level import statements (empty when
+    it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    return {
+        n
+        for node in tree.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
 
 
 def nodes_defined(path: str, source: str) -> set[str]:

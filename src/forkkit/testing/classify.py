@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
@@ -75,6 +76,10 @@ class Reason:
 
     runtime: tuple[str, ...] = ()
     raises: str = ""  # the bug is this exception (its class name)
+    # the classes the runtime files define: a validation error of one of
+    # them (pydantic's "1 validation error for ChatMessage") is the bug's,
+    # though the library raises it (its traceback never enters those files)
+    classes: tuple[str, ...] = ()
 
     def shows_bug(self, t: TestOutcome) -> bool:
         """Whether ``t``'s red failure is the bug's."""
@@ -82,9 +87,13 @@ class Reason:
             return False
         if t.is_assertion or (self.raises and t.kind == self.raises):
             return True
-        return any(_in(frame, self.runtime) for frame in t.frames)
+        if any(_in(frame, self.runtime) for frame in t.frames):
+            return True
+        about = _VALIDATION.search(t.message)
+        return bool(about and about.group(1) in self.classes)
 
 
+_VALIDATION = re.compile(r"\bvalidation errors? for (\w+)")
 _ASSERTION = Reason()  # no runtime file, no declared exception
 
 

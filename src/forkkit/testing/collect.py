@@ -8,14 +8,17 @@ release's modules are checked once."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from forkkit.errors import ForkkitError
 from forkkit.testing import service
 from forkkit.testing.env import TestEnv
 from forkkit.testing.junit import load_cause, load_errors
+from forkkit.testing.pytest_run import PytestRun
 
 COLLECT_TIMEOUT = 600.0  # seconds the collection run may take
 
@@ -42,11 +45,15 @@ def _module_file(dotted: str, paths: Sequence[str]) -> str | None:
 
 
 def _read(cache: Path, key: str) -> dict[str, Collected]:
+    """The answers kept for ``key`` (none from a file that is not ours)."""
     try:
         data = json.loads(cache.read_text()).get(key, {})
-    except (OSError, ValueError, AttributeError):
+        return {
+            p: Collected(path=p, tests=int(c["tests"]), cause=str(c["cause"]))
+            for p, c in data.items()
+        }
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         return {}
-    return {p: Collected(**c) for p, c in data.items() if isinstance(c, dict)}
 
 
 def _write(cache: Path, key: str, found: dict[str, Collected]) -> None:
@@ -55,9 +62,23 @@ def _write(cache: Path, key: str, found: dict[str, Collected]) -> None:
     except (OSError, ValueError):
         data = {}
     data.setdefault(key, {}).update({p: asdict(c) for p, c in found.items()})
-    tmp = cache.with_name(cache.name + ".tmp")
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     tmp.replace(cache)
+
+
+def _check_ran(run: PytestRun) -> None:
+    """One line for a collection run that crashed (a conftest.py that does
+    not import, say): no module's answer can be read from it."""
+    if run.timed_out or (run.returncode in (0, 1, 2, 5) and run.junit.is_file()):
+        return
+    text = run.log.read_text(errors="replace") if run.log.is_file() else ""
+    last = (text.strip().splitlines() or ["no output"])[-1][:160]
+    raise ForkkitError(
+        f"{run.log}: the collection-only pytest run failed (exit {run.returncode}: "
+        f"{last}); fix the test env ([testenv] in fork.toml), or name the suites "
+        "with --related"
+    )
 
 
 def collect_modules(
@@ -82,6 +103,7 @@ def collect_modules(
             timeout=COLLECT_TIMEOUT,
         )  # fmt: skip
         run = service.run(spec, workspace=lambda: nullcontext(tree)).run
+        _check_ran(run)
         counts = dict.fromkeys(todo, 0)
         log = run.log.read_text(errors="replace") if run.log.is_file() else ""
         for line in (ln for ln in log.splitlines() if "::" in ln):

@@ -16,7 +16,8 @@ Outcome = Literal["passed", "failed", "error", "skipped"]
 Mark = Literal["", "xfailed", "xpassed"]
 XPASS_PROPERTY = "forkkit_xpassed"  # set by scripts/forkkit_guard.py
 _EXC = re.compile(
-    r"^E\s+((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Interrupt|Exit|Failed))\b", re.M
+    r"^E\s+([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failed)|Failed)\b",
+    re.M,
 )
 
 
@@ -101,6 +102,11 @@ def failure_kind(message: str, text: str) -> str:
     """The exception class behind a failure, from pytest's message and report."""
     if "collection failure" in message or "ERROR collecting" in text:
         return "collection"
+    said = message.strip()  # an assertion's diff may show other exceptions' E lines
+    if said.startswith(("assert ", "AssertionError")):
+        return "AssertionError"
+    if said.startswith("Failed:"):
+        return "Failed"
     m = _EXC.findall(text)
     if m:
         return str(m[-1]).rsplit(".", 1)[-1]

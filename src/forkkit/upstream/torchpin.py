@@ -5,8 +5,8 @@ vLLM names its CPU torch in ``requirements/cpu.txt`` (one line per platform,
 chosen by its environment marker: ``torch==2.14.0+cpu; platform_machine ==
 "x86_64" ...``), else in ``pyproject.toml``'s build requirements. The first
 line whose marker holds on this machine wins; where the release names no
-CPU build (``+cpu``) and this is Linux, the CPU build of that version is
-asked for, so pip can never pull a CUDA torch for the suites.
+CPU build (``+cpu``) and this is x86-64 Linux, the CPU build of that
+version is asked for, so pip can never pull a CUDA torch for the suites.
 """
 
 from __future__ import annotations
@@ -42,13 +42,16 @@ def _pinned(line: str) -> str | None:
         return None
     if req.name.lower() != "torch" or (req.marker and not req.marker.evaluate()):
         return None
-    pins = [s.version for s in req.specifier if s.operator == "=="]
+    pins = [
+        s.version for s in req.specifier if s.operator == "==" and "*" not in s.version
+    ]
     return f"torch=={pins[0]}" if len(pins) == 1 else None
 
 
 def _cpu(spec: str) -> str:
-    """The CPU build of ``spec`` on Linux (PyPI's Linux torch is CUDA's)."""
-    if "+" in spec or platform.system() != "Linux":
+    """The CPU build of ``spec`` on x86-64 Linux (PyPI's torch there is
+    CUDA's; elsewhere PyPI's is the CPU build and has no ``+cpu``)."""
+    if "+" in spec or platform.system() != "Linux" or platform.machine() != "x86_64":
         return spec
     return f"{spec}+cpu"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -100,39 +101,49 @@ def fix_table(fix: NewFix) -> str:
     return "\n".join(out) + "\n"
 
 
+def _parses(text: str) -> dict[str, object] | None:
+    """``text`` as TOML, or None when it is not TOML (yet)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
 def with_related(toml: str, fix_id: str, suites: Sequence[str]) -> str:
     """``fork.toml`` text with the ``related_suites`` of ``[[fix]]`` ``fix_id``
     set to ``suites`` (its old key, one line or many, replaced at its
     place, else added at the table's end); every other byte kept."""
     lines = toml.splitlines(keepends=True)
     heads = [i for i, ln in enumerate(lines) if re.match(r"^\s*\[", ln)]
-    mine = next(
-        (
-            i
-            for i in heads
-            if FIX_TABLE.match(lines[i])
-            and any(
-                re.match(rf"^\s*id\s*=\s*{re.escape(_quote(fix_id))}\s*$", ln)
-                for ln in lines[
-                    i + 1 : min([h for h in heads if h > i] or [len(lines)])
-                ]
-            )
-        ),
-        None,
-    )
+
+    def end_of(i: int) -> int:
+        return min([h for h in heads if h > i] or [len(lines)])
+
+    def is_mine(i: int) -> bool:
+        body = _parses("".join(lines[i + 1 : end_of(i)]))
+        return body is not None and body.get("id") == fix_id
+
+    mine = next((i for i in heads if FIX_TABLE.match(lines[i]) and is_mine(i)), None)
     if mine is None:
         raise ForkkitError(f"fork.toml: no [[fix]] with id = {_quote(fix_id)}")
-    end = min([h for h in heads if h > mine] or [len(lines)])
+    end = end_of(mine)
     key = [i for i in range(mine, end) if re.match(r"^\s*related_suites\s*=", lines[i])]
     new = "related_suites = [" + ", ".join(_quote(s) for s in suites) + "]\n"
-    if key:
-        stop = key[0]
-        while "]" not in lines[stop].split("#", 1)[0] and stop + 1 < end:
-            stop += 1
+    if key:  # the key's value ends where its lines first parse as TOML
+        stop = next(
+            (j for j in range(key[0], end) if _parses("".join(lines[key[0] : j + 1]))),
+            None,
+        )
+        if stop is None:
+            raise ForkkitError(
+                f"fork.toml: [[fix]] {fix_id!r}: unreadable related_suites"
+            )
         return "".join([*lines[: key[0]], new, *lines[stop + 1 :]])
     at = end
     while at > mine + 1 and not lines[at - 1].strip():
         at -= 1
+    if at > 0 and not lines[at - 1].endswith("\n"):
+        lines[at - 1] += "\n"
     return "".join([*lines[:at], new, *lines[at:]])
 
 
@@ -183,8 +194,8 @@ SERVER_PATTERNS = (r"Remote[A-Za-z]*Server", r"uvicorn", r"run_server\(", r"api_
 HUB_PATTERNS = (
     *(r"vllm_runner", r"hf_runner", r"LLM\(", r"from_pretrained\("),
     *(r"snapshot_download", r"hf_hub_download"),
-    r"(MODEL|model)[A-Za-z_]*[[:space:]]*=[[:space:]]*['\"][A-Za-z0-9][A-Za-z0-9_.-]*/"
-    r"[A-Za-z0-9_.-]+['\"]",
+    r"(MODEL|model)[A-Za-z_]*[[:space:]]*=[[:space:]]*[[(]?[[:space:]]*['\"]"
+    r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+['\"]",
 )
 
 

@@ -296,20 +296,23 @@ def change_related(cfg: ForkConfig, change: Related) -> tuple[str, ...]:
                 f"--drop {suite}: not one of fix '{decl.id}''s related suites "
                 f"({', '.join(now) or 'none'})"
             )
-    added = [s for s in change.add if s not in now]
-    if not change.add and not change.drop:
+    added = [s for s in dict.fromkeys(change.add) if s not in now]
+    suites = [s for s in now if s not in change.drop] + added
+    if suites == now:  # nothing to change: fork.toml stays as it is
         return tuple(now)
     if added:
         tree = materialize(cfg)
         head = tree.repo.rev("HEAD") or tree.head
         check_given(cfg, tree.repo, added, head=head, base=tree.base)
-    suites = [s for s in now if s not in change.drop] + added
     text = with_related(cfg.path.read_text(), decl.id, suites)
+    try:
+        tables = tomllib.loads(text).get("fix", [])
+    except tomllib.TOMLDecodeError:
+        tables = []
     got = next(
-        (d.get("related_suites", []) for d in tomllib.loads(text).get("fix", [])
-         if d.get("id") == decl.id),
+        (d.get("related_suites", []) for d in tables if d.get("id") == decl.id),
         None,
-    )  # fmt: skip
+    )
     if got != suites:
         raise ForkkitError(
             f"{cfg.path}: cannot rewrite fix '{decl.id}''s related_suites in its "

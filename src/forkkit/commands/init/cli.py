@@ -22,7 +22,14 @@ from forkkit.commands.init.model import (
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.output.outcome import Outcome
-from forkkit.pin import GitPin, UpstreamSpec, check_git_rev, check_git_url, check_url
+from forkkit.pin import (
+    GitPin,
+    UpstreamSpec,
+    check_git_rev,
+    check_git_url,
+    check_url,
+    path_component,
+)
 from forkkit.txn import FileTransaction, checkout_lock
 from forkkit.upstream.git import fetch_git_rev
 from forkkit.upstream.release import release_version
@@ -81,6 +88,7 @@ def _git_request(args: argparse.Namespace) -> Request:
         raise ForkkitError("forkkit init --git: give the revision too (--rev REV)")
     url = check_git_url(args.git, "--git")
     name = args.name or url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    name = path_component(name, what="--name (the upstream's name)")
     return Request(
         name=name,
         version="",

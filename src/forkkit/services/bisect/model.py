@@ -81,7 +81,7 @@ def first_absorbed(commits: Sequence[str], probe: Probe) -> Search:
             absorbed -= 1
             break
         if not step.broken:  # still needed at the newest measured commit
-            return Search(None, tuple(steps))
+            return Search(None, tuple(steps), tuple(sorted(skipped)))
         absorbed -= 1
         skipped.add(absorbed)
     else:  # not one commit could be measured

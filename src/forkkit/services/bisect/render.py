@@ -13,6 +13,15 @@ def render_line(result: BisectResult) -> str:
     """The verdict in one line."""
     proofs = f"{len(result.steps)} proof(s) over {result.commits} commit(s)"
     end = result.steps[0] if result.steps else None
+    measured = next((s for s in result.steps if not s.broken), None)
+    if result.first is None and measured is not None and end is not None and end.broken:
+        return (
+            f"fix {result.fix}: still needed at {measured.commit[:12]}, the newest "
+            f"commit its tests measure; not measured after it up to "
+            f"{result.bad[:12]} ({end.broken}), so it may be absorbed there: pass "
+            f"--tests-from the fork.toml of a line that carries their current text "
+            f"({proofs})"
+        )
     if result.first is None and end is not None and end.broken:
         return (
             f"fix {result.fix}: its FAIL_TO_PASS tests prove nothing at "

@@ -23,6 +23,7 @@ from forkkit.config import load_config
 from forkkit.errors import ForkkitError
 from forkkit.fork.fixes import (
     FixSet,
+    changed_classes,
     focused_targets,
     red_commit,
     runtime_diffs,
@@ -170,7 +171,11 @@ class _Bisection:
             fix=fix.id,
             texts=tuple(texts),
             fail_to_pass=f2p,
-            reason=Reason(runtime=fix.runtime_files, raises=fix.raises),
+            reason=Reason(
+                runtime=fix.runtime_files,
+                raises=fix.raises,
+                classes=changed_classes(tree, fixes, fix),
+            ),
             others=_other_fixes(tree, fixes, fix),
             runtime=tuple(d for _, d in reversed(runtime_diffs(tree, fixes, fix))),
         )

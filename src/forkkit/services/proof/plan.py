@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from forkkit.errors import ForkkitError
-from forkkit.fork.fixes import FixSet, focused_targets, red_commit
+from forkkit.fork.fixes import FixSet, changed_classes, focused_targets, red_commit
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.fork.tree import BASE_TAG, ForkTree
 from forkkit.line import Line
@@ -52,12 +52,14 @@ class ProofSpec:
     recorded: tuple[str, ...] = ()
     pin: PinDoc | None = None  # the upstream the fork is built on
     raises: str = ""  # the bug is this exception ([[fix]] raises)
+    classes: tuple[str, ...] = ()  # the classes its runtime change lies in
 
     @property
     def reason(self) -> Reason:
         """When a red failure shows the bug: an assertion, an exception raised
-        through the fix's runtime files, or the exception it declares."""
-        return Reason(runtime=self.runtime, raises=self.raises)
+        through the fix's runtime files or naming a class its change lies in
+        (a validation error), or the exception it declares."""
+        return Reason(runtime=self.runtime, raises=self.raises, classes=self.classes)
 
     @property
     def guard(self) -> bool:
@@ -119,9 +121,7 @@ def make_proof_spec(
     _PLANS[key] = ProofSpec(
         fix_id=fix.id,
         targets=targets,
-        runtime=fix.runtime_files,
-        suites=suites,
-        red=recipe,
+        runtime=fix.runtime_files, suites=suites, red=recipe,
         base=red,
         head=head,
         base_label=label,
@@ -129,7 +129,8 @@ def make_proof_spec(
         recorded=recorded_tests(line, fix.id) if guard else (),
         pin=replace(line.upstream.doc(), commit=tree.upstream_commit or ""),
         raises=fix.raises,
-    )
+        classes=() if guard else changed_classes(tree, fixes, fix),
+    )  # fmt: skip
     return _PLANS[key]
 
 

@@ -304,9 +304,10 @@ def _proven(
 def _taken(
     job: Job, results: Sequence[PatchResult], *, ups: tuple[str | None, str | None]
 ) -> dict[str, str]:
-    """Where upstream took each absorbed patch, on a git upstream (both pins
-    name upstream commits); {} on releases."""
-    if None in ups:
+    """Where upstream took each absorbed patch, for the records ``--apply``
+    writes, on a git upstream (both pins name upstream commits); {} on
+    releases and in a dry run (it fetches the history between the pins)."""
+    if None in ups or not job.opts.apply:  # what the records will say
         return {}
     pins = (job.line.upstream.commit_pin, job.target.spec.commit_pin)
     history = job.line.work.rebase_dir("history")

@@ -21,6 +21,8 @@ from typing import Any
 from forkkit.errors import ForkkitError
 from forkkit.line import Line
 from forkkit.output.progress import say
+from forkkit.patches.diff import parse_diff
+from forkkit.patches.fixes import classes_changed
 from forkkit.patches.series import Patch
 from forkkit.patches.testids import target_file
 from forkkit.services.rebase.absorb import (
@@ -120,6 +122,17 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         green_run = self.run_tests(old_commit, targets, f"{stem}-old-green")
         return classify(red_run, green_run).ids("FAIL_TO_PASS")
 
+    def _classes(self, commit: str, runtime: Sequence[str]) -> tuple[str, ...]:
+        """The classes the patch's runtime change (``commit``'s) lies in."""
+        found: set[str] = set()
+        diff = self.repo.diff(a=f"{commit}^", b=commit, paths=list(runtime))
+        for changed in parse_diff(diff).files:
+            blob = self.repo.blob(commit, changed.path)
+            if blob and changed.path.endswith(".py"):
+                source = self.repo.read_blob(blob).decode(errors="replace")
+                found |= classes_changed(changed.hunks, source=source)
+        return tuple(sorted(found))
+
     def _raises(self, patch: Patch) -> str:
         """The exception the patch's fix declares as its bug (``raises``)."""
         owner = (f for f in self.line.fixes.fixes if patch.name in f.patches)
@@ -172,7 +185,11 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
         except ForkkitError as exc:
             note = f"not checked: {exc}"
             return Judged(SemanticCheck(tuple(targets), (), note=note, error=True))
-        reason = Reason(runtime=tuple(runtime), raises=self._raises(patch))
+        reason = Reason(
+            runtime=tuple(runtime),
+            raises=self._raises(patch),
+            classes=self._classes(old_commit, runtime),
+        )
         check = semantic_verdict(
             targets, f2p, red_new, reason=reason, conflicted_files=conflicted
         )
