@@ -21,6 +21,7 @@ from forkkit.vcs import Repo
 from tests.synthetic import (
     COUNT_BUGGY,
     COUNT_FIXED,
+    FIX_TEST,
     FIXED_CALC,
     SyntheticUpstream,
     make_project,
@@ -242,3 +243,37 @@ def test_the_series_on_the_old_pin_is_the_fork_tree_s_own_commits(
     edited = Line.of(load_config(cfg.path))
     rebase(edited, resolve_target(edited, "toy==1.1"), QUICK)
     assert "the fork tree's commits" not in capsys.readouterr().err
+
+
+FILLER = "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(6))
+TWO_PLACES = "def head():\n    return 0\n" + FILLER + "\n\ndef tail():\n    return 0\n"
+
+
+def test_a_conflict_upstream_partly_took_proposes_what_to_drop(
+    tmp_path: Path,
+) -> None:
+    """#46 item 4: a patch of two hunks in one file; upstream took the first
+    as it is and wrote the second its own way: the conflict's proposal drops
+    the hunk upstream has (it reverse-applies there) and keeps the other."""
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/two.py": TWO_PLACES}))
+    ours = TWO_PLACES.replace("return 0\n\n\ndef f0", "return 1\n\n\ndef f0").replace(
+        "def tail():\n    return 0", "def tail():\n    return 1"
+    )
+    changes = [
+        ("[Bugfix] two places", {"toy/two.py": ours, "tests/test_fix.py": FIX_TEST})
+    ]
+    cfg = make_project(tmp_path / "p", up, "1.0", changes, fix_ids=["two"])
+    theirs = ours.replace("def tail():\n    return 1", "def tail():\n    return 2")
+    up.publish("1.1", toy_release({"toy/two.py": theirs}))
+    target = resolve_target(Line.of(cfg), "toy==1.1")
+    result = rebase(Line.of(cfg), target, Options(semantic=False, red_green=False))
+    (verdict,) = [f for p in result.patches for f in p.files if f.path == "toy/two.py"]
+    assert (verdict.verdict, verdict.kind, verdict.taken, verdict.hunks) == (
+        "conflict",
+        "content",
+        (1,),
+        2,
+    )
+    assert "drop hunk(s) 1 of 2: upstream has them already" in verdict.proposal
+    assert "keep only the other 1" in verdict.proposal

@@ -29,14 +29,27 @@ class FileVerdict:
     kind: ConflictKind = ""  # a conflict's: what upstream did to the file
     new_path: str = ""  # where upstream moved it (git's rename detection)
     differ: int = 0  # added-upstream: the lines ours and upstream's differ by
+    # a content conflict: the patch's hunks of the file (1-based) that the
+    # new upstream has already (each reverse-applies there), of ``hunks``
+    taken: tuple[int, ...] = ()
+    hunks: int = 0
 
     @property
     def proposal(self) -> str:
-        """What ``--take-upstream`` would do with a conflict of this kind."""
+        """What ``--take-upstream`` would do with a conflict of this kind;
+        for a content conflict upstream partly took, what to resolve it to."""
         if self.kind == "deleted-upstream":
             return "drop it: upstream deleted the file"
         if self.kind == "added-upstream":
             return f"take upstream's file ({self.differ} line(s) differ from ours)"
+        if self.kind == "content" and self.taken:
+            which = ", ".join(str(n) for n in self.taken)
+            rest = self.hunks - len(self.taken)
+            keep = f"keep only the other {rest}" if rest else "nothing of ours is left"
+            return (
+                f"drop hunk(s) {which} of {self.hunks}: upstream has them already "
+                f"(each reverse-applies there); {keep}"
+            )
         return ""
 
 

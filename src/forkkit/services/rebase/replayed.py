@@ -9,11 +9,12 @@ import dataclasses
 from collections.abc import Mapping
 
 from forkkit.patches.series import Patch
-from forkkit.services.rebase.files import Moves, file_verdicts
+from forkkit.services.rebase.files import FileVerdict, Moves, file_verdicts
 from forkkit.services.rebase.model import PatchResult
 from forkkit.services.rebase.steps import Job
 from forkkit.services.rebase.takeover import Port, port_of
 from forkkit.vcs import Repo
+from forkkit.vcs.overlay import has_changes
 
 
 def port_for(job: Job, new_base: str) -> Port | None:
@@ -53,10 +54,24 @@ def with_files(
             f, differ=_differ(repo, f.path, ours=res.old_commit, theirs=new_base)
         )
         if f.kind == "added-upstream" and f.verdict == "conflict"
+        else _taken_hunks(repo, patch, f, new_base=new_base)
+        if f.kind == "content" and f.verdict == "conflict"
         else f
         for f in files
     )
     return dataclasses.replace(res, files=files)
+
+
+def _taken_hunks(
+    repo: Repo, patch: Patch, f: FileVerdict, *, new_base: str
+) -> FileVerdict:
+    """A content conflict with the patch's hunks of the file that the new
+    upstream has already (each reverse-applies on its own there)."""
+    hunks = [h for h in patch.hunks if h.path == f.path]
+    taken = tuple(
+        n for n, h in enumerate(hunks, 1) if has_changes(repo, new_base, (h.text,))[0]
+    )
+    return dataclasses.replace(f, taken=taken, hunks=len(hunks))
 
 
 def _differ(repo: Repo, path: str, *, ours: str, theirs: str) -> int:
