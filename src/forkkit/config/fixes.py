@@ -58,29 +58,26 @@ def fix_tables(data: dict[str, Any], path: Path) -> tuple[FixDecl, ...]:
 
 
 _ADVISORY = re.compile(r"GHSA(-[23456789cfghjmpqrvwx]{4}){3}|CVE-\d{4}-\d{4,}")
+_EXCEPTION = re.compile(r"[A-Za-z_]\w*")
+
+
+def _shaped(value: str, shape: re.Pattern[str], *, where: str, wrong: str) -> str:
+    """``value`` when it is empty or has ``shape``; else one line: ``wrong``."""
+    if value and not shape.fullmatch(value):
+        raise ForkkitError(f"{where}: {value!r} is not {wrong}; fix it")
+    return value
 
 
 def check_advisory(value: str, where: str) -> str:
     """A GitHub (GHSA-...) or CVE advisory id, or ""."""
-    if value and not _ADVISORY.fullmatch(value):
-        raise ForkkitError(
-            f"{where}: advisory {value!r} is not a GHSA-xxxx-xxxx-xxxx or "
-            "CVE-YYYY-NNNN id; fix it"
-        )
-    return value
-
-
-_EXCEPTION = re.compile(r"[A-Za-z_]\w*")
+    wrong = "a GHSA-xxxx-xxxx-xxxx or CVE-YYYY-NNNN id (advisory)"
+    return _shaped(value, _ADVISORY, where=where, wrong=wrong)
 
 
 def check_raises(value: str, where: str) -> str:
     """The class name of the exception a fix's bug raises (``raises``), or ""."""
-    if value and not _EXCEPTION.fullmatch(value):
-        raise ForkkitError(
-            f"{where}: raises {value!r} is not an exception's class name (e.g. "
-            "'ValidationError', without its module); fix it"
-        )
-    return value
+    wrong = "an exception's class name (raises), e.g. 'ValidationError', no module"
+    return _shaped(value, _EXCEPTION, where=where, wrong=wrong)
 
 
 def _untested(table: dict[str, Any], where: str) -> str:
