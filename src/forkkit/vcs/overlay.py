@@ -229,3 +229,11 @@ def has_changes(repo: Repo, commit: str, diffs: Sequence[str]) -> tuple[bool, bo
         index.read_tree(commit)
         lacks = not has and all(index.apply(d).ok for d in diffs)
     return has, lacks
+
+
+def reverse_applies(repo: Repo, commit: str, diffs: Sequence[str]) -> list[bool]:
+    """For each of ``diffs`` alone: whether ``commit`` has it (it reverse-
+    applies as it is, no 3-way merge); one scratch index, checks only."""
+    with repo.scratch_index(f"reverse-{threading.get_ident()}") as index:
+        index.read_tree(commit)
+        return [index.apply(d, reverse=True, check=True).ok for d in diffs]

@@ -14,7 +14,7 @@ from forkkit.services.rebase.model import PatchResult
 from forkkit.services.rebase.steps import Job
 from forkkit.services.rebase.takeover import Port, port_of
 from forkkit.vcs import Repo
-from forkkit.vcs.overlay import has_changes
+from forkkit.vcs.overlay import reverse_applies
 
 
 def port_for(job: Job, new_base: str) -> Port | None:
@@ -68,9 +68,8 @@ def _taken_hunks(
     """A content conflict with the patch's hunks of the file that the new
     upstream has already (each reverse-applies on its own there)."""
     hunks = [h for h in patch.hunks if h.path == f.path]
-    taken = tuple(
-        n for n, h in enumerate(hunks, 1) if has_changes(repo, new_base, (h.text,))[0]
-    )
+    has = reverse_applies(repo, new_base, [h.text for h in hunks])
+    taken = tuple(n for n, yes in enumerate(has, 1) if yes)
     return dataclasses.replace(f, taken=taken, hunks=len(hunks))
 
 
