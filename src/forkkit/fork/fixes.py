@@ -269,6 +269,18 @@ def _diffs(
     return out
 
 
+def commit_classes(repo: Repo, commit: str, diff: str) -> set[str]:
+    """The classes ``diff`` (``commit``'s own change) lies in, by name, each
+    Python file read as ``commit`` has it."""
+    found: set[str] = set()
+    for changed in parse_diff(diff).files:
+        blob = repo.blob(commit, changed.path)
+        if blob and changed.path.endswith(".py"):
+            source = repo.read_blob(blob).decode(errors="replace")
+            found |= classes_changed(changed.hunks, source=source)
+    return found
+
+
 def changed_classes(tree: ForkTree, fixes: FixSet, fix: Fix) -> tuple[str, ...]:
     """The classes the fix's runtime change lies in, by name (what a
     validation error of its bug names), each read in its patch's commit."""
@@ -276,13 +288,8 @@ def changed_classes(tree: ForkTree, fixes: FixSet, fix: Fix) -> tuple[str, ...]:
     commits = dict(tree.patch_commits)
     found: set[str] = set()
     for patch, diff in runtime_diffs(tree, fixes, fix):
-        commit = commits.get(patch.name, "")
-        for changed in parse_diff(diff, patch.name).files:
-            blob = repo.blob(commit, changed.path) if commit else None
-            if blob is None or not changed.path.endswith(".py"):
-                continue
-            source = repo.read_blob(blob).decode(errors="replace")
-            found |= classes_changed(changed.hunks, source=source)
+        if patch.name in commits:
+            found |= commit_classes(repo, commits[patch.name], diff)
     return tuple(sorted(found))
 
 

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from forkkit.errors import ForkkitError
+from forkkit.fork.fixes import commit_classes
 from forkkit.line import Line
 from forkkit.output.progress import say
-from forkkit.patches.diff import parse_diff
-from forkkit.patches.fixes import classes_changed
 from forkkit.patches.series import Patch
 from forkkit.patches.testids import target_file
 from forkkit.services.rebase.absorb import (
@@ -124,14 +123,8 @@ class SemanticBench(AbstractContextManager["SemanticBench"]):
 
     def _classes(self, commit: str, runtime: Sequence[str]) -> tuple[str, ...]:
         """The classes the patch's runtime change (``commit``'s) lies in."""
-        found: set[str] = set()
         diff = self.repo.diff(a=f"{commit}^", b=commit, paths=list(runtime))
-        for changed in parse_diff(diff).files:
-            blob = self.repo.blob(commit, changed.path)
-            if blob and changed.path.endswith(".py"):
-                source = self.repo.read_blob(blob).decode(errors="replace")
-                found |= classes_changed(changed.hunks, source=source)
-        return tuple(sorted(found))
+        return tuple(sorted(commit_classes(self.repo, commit, diff)))
 
     def _raises(self, patch: Patch) -> str:
         """The exception the patch's fix declares as its bug (``raises``)."""
