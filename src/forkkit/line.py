@@ -11,14 +11,16 @@ same line over another upstream and series, not on a config made by hand.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+import hashlib
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from forkkit.config import ForkConfig, TestEnvSpec
 from forkkit.fork.fixes import FixSet, load_fixes
-from forkkit.fork.seriesfiles import load_series
+from forkkit.fork.seriesfiles import load_series, read_pending
 from forkkit.patches.fixes import Fix, FixDecl
+from forkkit.patches.pending import PENDING_FILE, Pending
 from forkkit.patches.series import Patch, Series
 from forkkit.pin import GitPin, SdistPin, UpstreamSpec
 from forkkit.workdir import Workdir
@@ -30,15 +32,38 @@ class Line:
     (on first use, so a command that needs neither never parses them)."""
 
     config: ForkConfig
+    # patches tried after the series: the pending ones a rebase tries again
+    extra: tuple[Patch, ...] = ()
 
     @classmethod
     def of(cls, config: ForkConfig) -> Line:
         return cls(config=config)
 
     @functools.cached_property
-    def series(self) -> Series:
-        """The patch series, parsed once (one line for a bad patch)."""
+    def carried(self) -> Series:
+        """The patch series ``series`` names, parsed once (one line for a bad
+        patch)."""
         return load_series(self.config.series_file, self.config.patches_dir)
+
+    @functools.cached_property
+    def series(self) -> Series:
+        """The carried series, then :attr:`extra` (when a rebase set it)."""
+        if not self.extra:
+            return self.carried
+        h = hashlib.sha256(self.carried.digest.encode())
+        for p in self.extra:
+            h.update(f"\0{p.name}\0{p.sha256}".encode())
+        return Series(patches=self.carried.patches + self.extra, digest=h.hexdigest())
+
+    @functools.cached_property
+    def pending(self) -> tuple[Pending, ...]:
+        """The patches out of the series until a conflict is resolved
+        (``patches/pending.toml``)."""
+        return read_pending(self.config.patches_dir / PENDING_FILE)
+
+    def with_extra(self, patches: Sequence[Patch]) -> Line:
+        """This line with ``patches`` tried after its series."""
+        return Line(config=self.config, extra=tuple(patches))
 
     @functools.cached_property
     def fixes(self) -> FixSet:
@@ -68,7 +93,7 @@ class Line:
     def without_fixes(self, ids: Collection[str]) -> Line:
         """This line with the ``[[fix]]`` tables of ``ids`` dropped (retired)."""
         decls = tuple(d for d in self.config.fixes if d.id not in ids)
-        return Line(config=replace(self.config, fixes=decls))
+        return Line(config=replace(self.config, fixes=decls), extra=self.extra)
 
     def with_upstream(self, **changes: str) -> Line:
         """This line with some upstream fields changed (checked as fork.toml's)."""

@@ -182,6 +182,20 @@ FIX_RELATED = [
 ]
 
 
+def _with_a_waiting_fix(root: Path) -> None:
+    """A second fix, without a test, on the file toy 1.2 rewrites: on 1.2 it
+    conflicts while the first moves (a partial --apply)."""
+    _materialized(root)
+    change = {"toy/other.py": BUGGY["toy/other.py"].replace("'toy'", "'fork'")}
+    make_patches(BUGGY, [("[Misc] name", change)], root / "new", fix_ids=[""])
+    add = ["fix", "add", "name", "new/0001-Misc-name.patch", "--related"]
+    assert _forkkit(root, *add, "--untested", "a name only") == 0, LAST[0][-900:]
+
+
+# #46: the conflict waits in patches/pending.toml, the rest is written
+PARTIAL = ["rebase", "--onto", "toy==1.2", "--apply", "--apply-unproven"]
+
+
 # name -> (set-up, the command, the next plain command after a crash)
 SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "materialize": (lambda root: None, ["materialize"], ["materialize"]),
@@ -200,6 +214,11 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], list[str], list[str]]] = {
     "fix add --split": (_with_a_plain_diff, FIX_SPLIT, ["materialize"]),
     # #47: fork.toml rewritten in one transaction
     "fix related": (_materialized, FIX_RELATED, ["materialize"]),
+    "rebase --apply (partial)": (
+        _with_a_waiting_fix,
+        [*PARTIAL, "--no-red-green"],
+        ["materialize"],
+    ),
 }
 
 
@@ -257,6 +276,9 @@ def test_every_write_point_recovers(
 ) -> None:
     monkeypatch.delenv("FORKKIT_WORKDIR", raising=False)
     toy_upstream.publish("1.1", toy_release({"toy/calc.py": CALC_CONTEXT_MOVED}))
+    other = BUGGY["toy/other.py"].replace("'toy'", "'upstream'")
+    moved = {"toy/calc.py": CALC_CONTEXT_MOVED, "toy/other.py": other}
+    toy_upstream.publish("1.2", toy_release(moved))
     template = tmp_path / "template"
     make_project(template, toy_upstream, "1.0")
     setup, args, again = SCENARIOS[name]

@@ -19,7 +19,7 @@ from pathlib import Path
 from forkkit import __version__
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
-from forkkit.fork.seriesfiles import load_series
+from forkkit.fork.seriesfiles import load_series, read_pending
 from forkkit.fork.state import ForkTree
 from forkkit.patches.diff import parse_diff
 from forkkit.patches.fixes import (
@@ -31,6 +31,7 @@ from forkkit.patches.fixes import (
     targets_changed,
 )
 from forkkit.patches.paths import is_runtime_path, is_test_path
+from forkkit.patches.pending import PENDING_FILE
 from forkkit.patches.series import Patch, Series, failed_hunk
 from forkkit.pin import is_commit_id
 from forkkit.txn import write_atomic
@@ -118,7 +119,8 @@ def _union(groups: Iterable[tuple[str, ...]]) -> tuple[str, ...]:
 def load_fixes(cfg: ForkConfig, series: Series | None = None) -> FixSet:
     """The fixes of ``cfg``'s series (one line for a patch of no fix)."""
     series = series or load_series(cfg.series_file, cfg.patches_dir)
-    fixes = assign(cfg.fixes, series.patches, config=cfg.path.name)
+    pending = {p.fix for p in read_pending(cfg.patches_dir / PENDING_FILE)}
+    fixes = assign(cfg.fixes, series.patches, config=cfg.path.name, pending=pending)
     return FixSet(fixes=fixes, patches=series.patches, config=cfg.path.name)
 
 

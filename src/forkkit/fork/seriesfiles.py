@@ -11,6 +11,7 @@ import hashlib
 from pathlib import Path
 
 from forkkit.errors import ForkkitError
+from forkkit.patches.pending import Pending, parse_pending
 from forkkit.patches.retired import Retired, parse_retired
 from forkkit.patches.series import Series, parse_patch_text, series_entries
 
@@ -69,14 +70,25 @@ def load_series(series_file: Path, patches_dir: Path) -> Series:
     return Series(patches=tuple(patches), digest=h.hexdigest())
 
 
-def read_retired(path: Path) -> tuple[Retired, ...]:
-    """The entries of ``path`` (none when it is absent); one-line errors."""
+def _record_text(path: Path, what: str) -> str | None:
+    """A record file's text (None when it is absent); one-line errors."""
     try:
-        text = path.read_bytes().decode()
+        return path.read_bytes().decode()
     except FileNotFoundError:
-        return ()
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         raise ForkkitError(
-            f"{path}: cannot read the retired patches ({exc}); restore it from git"
+            f"{path}: cannot read the {what} patches ({exc}); restore it from git"
         ) from None
-    return parse_retired(text, where=str(path))
+
+
+def read_retired(path: Path) -> tuple[Retired, ...]:
+    """The entries of ``path`` (none when it is absent); one-line errors."""
+    text = _record_text(path, "retired")
+    return () if text is None else parse_retired(text, where=str(path))
+
+
+def read_pending(path: Path) -> tuple[Pending, ...]:
+    """The entries of ``path`` (none when it is absent); one-line errors."""
+    text = _record_text(path, "pending")
+    return () if text is None else parse_pending(text, where=str(path))

@@ -8,8 +8,9 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
-from forkkit.fork.seriesfiles import load_series
+from forkkit.fork.seriesfiles import load_series, read_pending
 from forkkit.fork.tree import FORK_BRANCH
+from forkkit.patches.pending import PENDING_FILE
 from forkkit.vcs import Repo
 
 
@@ -45,11 +46,13 @@ def _head_state(repo: Repo, built: str, head: str | None) -> str:
 def fork_status(cfg: ForkConfig, *, dest: Path | None) -> dict[str, object]:
     """The fork tree's recorded state against ``patches/`` and its work tree."""
     path = (dest or cfg.work.fork).absolute()
+    waits = _waiting(cfg)
     if not Repo.is_repo_root(path):
         return {
             "path": str(path),
             "state": "absent",
-            "summary": f"{path}: no fork tree",
+            "pending": waits,
+            "summary": f"{path}: no fork tree{_wait_note(waits)}",
         }
     repo = Repo(path)
     rec = forkstate.read(repo)
@@ -81,5 +84,21 @@ def fork_status(cfg: ForkConfig, *, dest: Path | None) -> dict[str, object]:
         "branch": repo.branch(),
         "built": tree.to_json() if tree else None,
         "dirty": dirty,
-        "summary": f"{path}: {state}",
+        "pending": waits,
+        "summary": f"{path}: {state}{_wait_note(waits)}",
     }
+
+
+def _waiting(cfg: ForkConfig) -> list[str]:
+    """The patches that wait in ``patches/pending.toml`` (none when unreadable:
+    the command that needs them says why)."""
+    try:
+        return [p.name for p in read_pending(cfg.patches_dir / PENDING_FILE)]
+    except ForkkitError:
+        return []
+
+
+def _wait_note(waits: list[str]) -> str:
+    if not waits:
+        return ""
+    return f"; {len(waits)} patch(es) wait in patches/{PENDING_FILE} (conflicts)"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from forkkit.errors import ForkkitError
@@ -126,10 +126,16 @@ def check_fix_id(value: str, where: str) -> str:
 
 
 def assign(
-    decls: Sequence[FixDecl], patches: Sequence[Patch], *, config: str
+    decls: Sequence[FixDecl],
+    patches: Sequence[Patch],
+    *,
+    config: str,
+    pending: Collection[str] = (),
 ) -> tuple[Fix, ...]:
     """The fixes of the series, in ``[[fix]]`` order; one line for a patch
-    that belongs to no fix, an unknown fix id, or a fix without patches."""
+    that belongs to no fix, an unknown fix id, or a fix without patches. A
+    fix in ``pending`` (ids with patches out of the series until a conflict
+    is resolved: ``patches/pending.toml``) may have none: it is left out."""
     known = {d.id: d for d in decls}
     mine: dict[str, list[Patch]] = {d.id: [] for d in decls}
     for patch in patches:
@@ -149,12 +155,12 @@ def assign(
             )
         mine[fid].append(patch)
     for decl in decls:
-        if not mine[decl.id]:
+        if not mine[decl.id] and decl.id not in pending:
             raise ForkkitError(
                 f"{config} [[fix]] '{decl.id}': no patch of the series carries "
                 f"'{FIX_TRAILER}: {decl.id}'; remove the table or add the trailer"
             )
-    return tuple(_fix(d, mine[d.id]) for d in decls)
+    return tuple(_fix(d, mine[d.id]) for d in decls if mine[d.id])
 
 
 def _fix(decl: FixDecl, patches: Sequence[Patch]) -> Fix:

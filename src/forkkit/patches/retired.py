@@ -50,19 +50,19 @@ class Retired:
     advisory: str = ""  # the security advisory its fix fixed
 
 
-def _quote(value: str) -> str:
+def toml_str(value: str) -> str:
     """A TOML basic string."""
     out = value.replace("\\", "\\\\").replace('"', '\\"')
     return '"' + out.replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
-def _value(value: str | tuple[str, ...]) -> str:
+def toml_value(value: str | tuple[str, ...]) -> str:
     """A TOML string, or an array of strings one a line."""
     if isinstance(value, str):
-        return _quote(value)
+        return toml_str(value)
     if not value:
         return "[]"
-    return "[\n" + "".join(f"  {_quote(v)},\n" for v in value) + "]"
+    return "[\n" + "".join(f"  {toml_str(v)},\n" for v in value) + "]"
 
 
 # written only when set: a record without them reads as before
@@ -75,7 +75,7 @@ def render_retired(entries: Sequence[Retired]) -> str:
     for e in entries:
         out.append("\n[[retired]]\n")
         out += [
-            f"{f.name} = {_value(getattr(e, f.name))}\n"
+            f"{f.name} = {toml_value(getattr(e, f.name))}\n"
             for f in fields(e)
             if getattr(e, f.name) or f.name not in _OPTIONAL
         ]

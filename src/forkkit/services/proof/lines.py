@@ -62,6 +62,8 @@ def _cell(row: FixRow | None) -> str:
         return "not carried"
     if row.declared:
         return "⚪ unproven (declared)"
+    if row.waiting:
+        return "⏸ waiting (conflicts)"
     if row.mode == "error":
         return "⚠️ not measured"
     if not row.valid:

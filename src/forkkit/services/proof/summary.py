@@ -48,12 +48,15 @@ class FixRow:
     tree: str = ""  # the fork HEAD's tree the proof ran on
     declared: str = ""  # carried without a test (proof = "none"): why
     provenance: str = ""  # its advisory and the upstream PR it backports
+    # its patches wait in patches/pending.toml: the pin they conflict on
+    waiting: str = ""
 
     @property
     def counts(self) -> bool:
         """Whether the line's verdict waits on this row: a fix declared
-        without a test never makes it fail, and is never called proven."""
-        return not self.declared
+        without a test, or one whose patches wait out of the series, never
+        makes it fail, and is never called proven."""
+        return not (self.declared or self.waiting)
 
 
 @dataclass(frozen=True)
@@ -114,12 +117,31 @@ def declared_row(fix: Fix) -> FixRow:
     )
 
 
+def waiting_rows(line: Line) -> list[FixRow]:
+    """A row for each fix whose every patch waits in ``patches/pending.toml``
+    (it conflicts on this pin: not part of the line until resolved)."""
+    carried = {f.id for f in line.fixes.fixes}
+    out: dict[str, FixRow] = {}
+    for p in line.pending:
+        if p.fix not in carried and p.fix not in out:
+            out[p.fix] = FixRow(
+                fix=p.fix,
+                title=p.subject,
+                mode="waiting",
+                valid=False,
+                waiting=p.conflicts_on,
+            )
+    return list(out.values())
+
+
 def summary_doc(
     first: Result | None, rows: Sequence[FixRow], *, line: Line
 ) -> SummaryDoc:
-    """The summary of ``rows`` (the fixes declared without a test first);
-    valid when every other fix is proven. ``first``: a proof's result, for
-    the pin and tree it ran on (None: nothing was proven)."""
+    """The summary of ``rows`` (the fixes declared without a test, and those
+    that wait out of the series, first); valid when every other fix is
+    proven. ``first``: a proof's result, for the pin and tree it ran on
+    (None: nothing was proven)."""
+    rows = [*rows, *waiting_rows(line)]
     counted = [r for r in rows if r.counts]
     return SummaryDoc(
         upstream=first.upstream if first else line.upstream.ident,
@@ -134,6 +156,11 @@ def summary_doc(
 def _verdict(row: FixRow, head_tree: str) -> str:
     if row.declared:
         return f"⚪ unproven (declared: {row.declared})"
+    if row.waiting:
+        return (
+            f"⏸ waiting: conflicts on {row.waiting} (patches/pending.toml); "
+            "resolve it, then 'forkkit rebase --apply'"
+        )
     if row.mode == "error":
         return f"⚠️ not measured: {row.problems[0]}"
     if row.tree and head_tree and row.tree != head_tree:

@@ -20,6 +20,7 @@ from forkkit.errors import ForkkitError
 from forkkit.fork.seriesfiles import read_retired
 from forkkit.line import Line
 from forkkit.output.progress import say, step
+from forkkit.patches.pending import PENDING_FILE, Pending, render_pending
 from forkkit.patches.retired import (
     RETIRED_FILE,
     Retired,
@@ -127,13 +128,15 @@ def write_back(
     old: Sequence[str],
     toml: str,
     retired: Sequence[Retired] = (),
+    pending: Sequence[Pending] = (),
 ) -> None:
     """Replace the series in patches/ and re-pin fork.toml: all or nothing.
 
     ``old`` is the series being replaced: of its entries, those the new
     series drops are deleted. A file the old series does not name is never
     deleted nor overwritten. ``retired`` (patches upstream absorbed) is added
-    to ``patches/retired.toml`` in the same transaction.
+    to ``patches/retired.toml`` in the same transaction; ``pending`` (the
+    patches that wait, as they are) replaces ``patches/pending.toml``.
     """
     patches, series = verify(repo, new)
     clash = [p for p in unknown_patches(line.patches_dir, old) if p.name in new.names]
@@ -142,12 +145,25 @@ def write_back(
             f"{clash[0]}: not in the series, and the new series has a patch of "
             "that name; nothing written: rename or move the file and rerun"
         )
+    waits = {p.name for p in pending}
+    if waits & set(new.names):
+        name = sorted(waits & set(new.names))[0]
+        raise ForkkitError(
+            f"{line.patches_dir / name}: waits in {PENDING_FILE}, and the new "
+            "series has a patch of that name; nothing written: rename the "
+            "waiting patch (and its record) and rerun"
+        )
     txn = FileTransaction(root=line.root)
     for name, data in patches.items():
         txn.write(line.patches_dir / name, data)
     for name in old:
-        if name not in new.names:
+        if name not in new.names and name not in waits:
             txn.delete(line.patches_dir / name)
+    waiting = line.patches_dir / PENDING_FILE
+    if pending:
+        txn.write(waiting, render_pending(pending).encode())
+    elif waiting.is_file():  # every patch that waited is back in the series
+        txn.delete(waiting)
     txn.write(line.series_file, series)
     if retired:
         record = line.patches_dir / RETIRED_FILE

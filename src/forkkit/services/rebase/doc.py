@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from forkkit.output.report import REBASE, Report
+from forkkit.patches.pending import Pending
 from forkkit.patches.retired import Retired
 from forkkit.services.proof.doc import ProofDoc
 from forkkit.services.rebase.files import FileVerdict, file_counts
@@ -51,6 +52,7 @@ class PatchDoc:
     conflicts: tuple[Conflict, ...] = ()
     semantic: SemanticDoc | None = None
     files: tuple[FileVerdict, ...] = ()  # each file's verdict (and kind)
+    from_pin: str = ""  # a pending patch tried again: the pin it waited on
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class RebaseDoc(Report):
     written: bool = False  # --apply wrote the new series
     notes: tuple[str, ...] = ()
     retired: tuple[Retired, ...] = ()  # the patches that left the series
+    # the conflicting patches a partial --apply left waiting (pending.toml)
+    pending: tuple[Pending, ...] = ()
     fixes: tuple[FixVerdict, ...] = ()
     # how many files have each verdict and conflict kind ("conflict/renamed")
     file_counts: dict[str, int] | None = None
@@ -114,6 +118,7 @@ def patch_doc(p: PatchResult) -> PatchDoc:
         conflicts=p.conflicts,
         semantic=semantic_doc(p.semantic) if p.semantic else None,
         files=p.files,
+        from_pin=p.from_pin,
     )
 
 
@@ -140,6 +145,7 @@ def rebase_doc(result: RebaseResult) -> RebaseDoc:
         written=result.written,
         notes=result.notes,
         retired=result.retired,
+        pending=result.pending,
         fixes=result.fixes,
         file_counts=file_counts([f for p in result.patches for f in p.files]),
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from forkkit.patches.fixes import Fix
+from forkkit.patches.pending import Pending
 from forkkit.patches.retired import Retired
 from forkkit.patches.testids import node_id, target_file
 from forkkit.pin import UpstreamSpec
@@ -125,6 +126,9 @@ class PatchResult:
     semantic: SemanticCheck | None = None
     moved: tuple[str, ...] = ()  # files whose hunks applied 3-way (or not at all)
     files: tuple[FileVerdict, ...] = ()  # each file's verdict and conflict kind
+    # a pending patch tried again (patches/pending.toml): the pin its text
+    # applies to ("" for a patch of the series)
+    from_pin: str = ""
 
     @property
     def absorbed(self) -> bool:
@@ -192,6 +196,8 @@ class RebaseResult:
     fixes: tuple[FixVerdict, ...] = ()  # each fix's verdict, from its patches
     # patch name -> the first upstream commit that took it (a git upstream)
     taken: Mapping[str, str] = field(default_factory=dict)
+    # the conflicting patches a partial --apply leaves waiting (pending.toml)
+    pending: tuple[Pending, ...] = ()
 
     @property
     def absorbed(self) -> list[PatchResult]:

@@ -41,6 +41,12 @@ def verdict_line(result: RebaseResult) -> str:
     carried = ", ".join(p.name for p in result.carried) or "none"
     if not result.patches:
         return f"The series is empty: nothing to carry onto {result.new_label}."
+    if result.outcome == "conflict" and result.written:
+        return (
+            f"Rebased onto {result.new_label} in part: {len(result.carried)} "
+            f"patch(es) carried, {len(result.absorbed)} absorbed, "
+            f"{len(result.pending)} conflicting wait in patches/pending.toml."
+        )
     if result.outcome == "conflict":
         names = ", ".join(p.name for p in result.conflicted)
         return f"Rebase onto {result.new_label} stopped: {names} conflicts."
@@ -81,6 +87,11 @@ def _summary(result: RebaseResult) -> list[str]:
     out.append(f"- Written to patches/ and fork.toml: {written}")
     if result.unproven:
         out.append("- Proof: **unproven**: no valid red/green on the refreshed series")
+    if result.pending:
+        names = ", ".join(f"`{p.name}`" for p in result.pending)
+        out.append(
+            f"- Waiting in patches/pending.toml (each as it was on its pin): {names}"
+        )
     counts = file_counts([f for p in result.patches for f in p.files])
     if counts:
         shown = ", ".join(
@@ -104,9 +115,11 @@ def _proposals(result: RebaseResult) -> list[str]:
     return [
         "",
         "## Proposals: what upstream took over\n",
-        "`forkkit rebase ... --take-upstream` makes these resolutions (a patch "
-        "whose every conflict is one of them leaves the series, retired with "
-        "that kind).\n",
+        "`forkkit rebase ... --take-upstream` takes upstream's side of a file "
+        "it deleted or added itself (a patch whose every conflict is one of "
+        "those leaves the series, retired with that kind). Of a file upstream "
+        "partly took, git's 3-way merge takes the hunks upstream has without "
+        "a marker: the conflict left in the rebase repo is the rest.\n",
         md_table(head, rows),
     ]
 

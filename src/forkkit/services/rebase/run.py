@@ -40,7 +40,6 @@ from forkkit.services.rebase.apply import (
     NewSeries,
     export_new,
     unknown_patches,
-    write_back,
 )
 from forkkit.services.rebase.model import (
     Options,
@@ -49,6 +48,15 @@ from forkkit.services.rebase.model import (
     Target,
     fix_verdicts,
     retired_records,
+)
+from forkkit.services.rebase.pending import (
+    conflict_on_top,
+    pending_patches,
+    rebuild_all,
+    to_wait,
+    unbuilt,
+    waiting_focused,
+    with_pending,
 )
 from forkkit.services.rebase.replayed import port_for, with_files
 from forkkit.services.rebase.steps import (
@@ -60,6 +68,7 @@ from forkkit.services.rebase.steps import (
 )
 from forkkit.services.rebase.taken import first_taken
 from forkkit.services.rebase.takeover import conflict_again, leave_out
+from forkkit.services.rebase.write import apply_result
 from forkkit.upstream.release import release_version
 from forkkit.upstream.trust import trusted_sdist
 from forkkit.vcs import Repo, fetch_commit, merge
@@ -147,19 +156,24 @@ def _move(
     job: Job, old_base: str, new_base: str
 ) -> tuple[list[PatchResult], str, tuple[str, ...]]:
     """Apply the series to the old base, then move each patch onto the new one
-    (one :class:`Replay`); return the verdicts, the old series' HEAD and the
-    fixes' focused tests there."""
+    (one :class:`Replay`), and after them each pending patch, rebuilt on its
+    own pin; return the verdicts, the old series' HEAD and the fixes' focused
+    tests there."""
     repo, series = job.repo, job.series
     old = _from_fork(job, old_base)
     if old is None:
         repo.detach(old_base)
         label = f"{job.line.upstream.label} (the current pin)"
-        old = apply_series(repo, series, label)
+        old = apply_series(repo, job.line.carried, label)
     old_head = merge.head(repo)
-    fixes = job.line.fixes
+    carried = Line.of(job.line.config).fixes
     focused = focused_targets(
-        repo, fixes, fixes.whole(), head=old_head, commits=dict(old)
+        repo, carried, carried.whole(), head=old_head, commits=dict(old)
     )
+    waiting = rebuild_all(repo, job.line)
+    focused += waiting_focused(repo, job.line, waiting)
+    bases = [old_base] * len(old) + [w.base for w in waiting.values()]
+    old += [(name, w.commit) for name, w in waiting.items()]
     repo.force_checkout(branch=BRANCH, rev=new_base)
     results: list[PatchResult] = []
     first: tuple[str, int] | None = None  # HEAD before the first conflict
@@ -169,13 +183,19 @@ def _move(
         for i, patch in enumerate(series.patches):
             say(f"rebasing {i + 1}/{len(series.patches)}: {patch.name}")
             head = merge.head(repo)
-            res = replay.apply_one(
-                patch, old[i][1], old_base=old_base, new_base=new_base
+            w = waiting.get(patch.name)
+            res = (
+                unbuilt(patch, w)
+                if w and not w.commit
+                else replay.apply_one(
+                    patch, old[i][1], old_base=bases[i], new_base=new_base
+                )
             )
+            res = dataclasses.replace(res, from_pin=w.label) if w else res
             say(f"{patch.name}: {res.status} {res.detail}".rstrip())
-            bases = (old_base, new_base)
-            results.append(with_files(job, patch, res, bases=bases, renames=renames))
-            if res.status == "conflict":  # left out: the next goes on HEAD
+            pair = (bases[i], new_base)
+            results.append(with_files(job, patch, res, bases=pair, renames=renames))
+            if res.status == "conflict" and old[i][1]:  # left out: the next on HEAD
                 first = first or (head, i)
                 leave_out(repo, head)
         if first is not None:  # the first conflict, for resolution (rerere)
@@ -194,11 +214,12 @@ def _from_fork(job: Job, old_base: str) -> list[tuple[str, str]] | None:
     if not Repo.is_repo_root(path):
         return None
     tree = forkstate.read(Repo(path)).tree
-    names = [p.name for p in job.series.patches]
+    carried = job.line.carried  # the pending patches are rebuilt apart
+    names = [p.name for p in carried.patches]
     if (
         tree is None
         or tree.base != old_base
-        or tree.series_digest != job.series.digest
+        or tree.series_digest != carried.digest
         or tree.stopped_at is not None
         or [n for n, _ in tree.patch_commits] != names
     ):
@@ -223,7 +244,7 @@ def _without_retired_fixes(
     of whose patches stays in the series (not its runtime change, not its
     tests): retired with its patches, so nothing in fork.toml goes stale."""
     fixes = job.line.fixes
-    stays = {r.name for r in results if r.new_commit}
+    stays = {r.name for r in results if r.new_commit or r.status == "conflict"}
     gone = [f.id for f in fixes.fixes if not stays & set(f.patches)]
     if not gone:
         return job, toml
@@ -326,8 +347,10 @@ def rebase(
     The red/green proof's reports go to ``reports`` (default: under the
     rebase folder of the workdir).
     """
-    series = line.series
     series_text = line.series_file.read_text()
+    if line.pending and not line.extra:  # each waiting patch, tried again
+        line = line.with_extra(pending_patches(line))
+    series = line.series
     repo, recorded = open_repo(line.work.rebase_repo)
     target = _resolved(repo, target)
     old_base, old_up = make_base(repo, line.upstream, line.work)
@@ -350,14 +373,15 @@ def rebase(
         fixes=fix_verdicts(results, owners),
         taken=_taken(job, results, ups=(old_up, new_up)),
     )
-    if base.conflicted:
-        for p in base.conflicted:
-            for c in p.conflicts:
-                say(f"CONFLICT {p.name}: {c.describe()}")
-        return dataclasses.replace(base, notes=tuple(notes))
+    waiting, why = to_wait(
+        repo, line, base, owners=_owners(job), old_base=old_base, apply=opts.apply
+    )
+    if waiting is None:
+        return dataclasses.replace(base, notes=(*notes, *([why] if why else [])))
     result, new, new_toml, job = _export(
         job, base, old=(old_base, old_head), new_base=new_base, toml=new_toml
     )
+    result = with_pending(result, waiting, folder=new.folder)
     untested = all(f.untested for f in line.fixes.fixes)  # nothing to run
     if result.new_series and opts.red_green and untested:
         notes.append("no red/green: every fix is carried without a test")
@@ -367,28 +391,7 @@ def rebase(
         say(f"left alone: {path} (not in the series; forkkit did not write it)")
         notes.append(f"`{path.name}` in patches/ is not in the series: left alone")
     if opts.apply:
-        result, said = _apply(job, result, new, toml=new_toml)
+        result, said = apply_result(job, result, new, toml=new_toml)
         notes += said
+    conflict_on_top(repo, line, result)
     return dataclasses.replace(result, notes=tuple(notes))
-
-
-def _apply(
-    job: Job, result: RebaseResult, new: NewSeries, *, toml: str
-) -> tuple[RebaseResult, list[str]]:
-    """``--apply``: write the result back when it is proven (or, with
-    ``--apply-unproven``, when only the proof is missing); and its notes."""
-    if not result.ok:
-        return result, ["--apply: nothing written (the rebase is not proven)"]
-    if result.unproven and not job.opts.apply_unproven:
-        why = (
-            "--apply: nothing written: the result is unproven (no valid red/green "
-            "on it); rerun without --no-red-green, or as 'forkkit rebase "
-            "--apply-unproven'"
-        )
-        say(why)
-        return result, [why]
-    old = [p.name for p in job.series.patches]
-    write_back(job.line, job.repo, new, old=old, toml=toml, retired=result.retired)
-    flag = " (UNPROVEN: --apply-unproven)" if result.unproven else ""
-    say(f"wrote {len(new.names)} patch(es) to {job.line.patches_dir}; re-pinned{flag}")
-    return dataclasses.replace(result, written=True), []

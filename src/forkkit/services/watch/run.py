@@ -22,6 +22,7 @@ from forkkit.output.report import write_reports
 from forkkit.pin import GitPin, SdistPin, public_url
 from forkkit.services.rebase.doc import rebase_doc
 from forkkit.services.rebase.model import Options, RebaseResult, Target
+from forkkit.services.rebase.pending import pending_patches
 from forkkit.services.rebase.render import render_markdown as render_rebase
 from forkkit.services.rebase.run import rebase, resolve_target
 from forkkit.services.watch.audit import history_rows
@@ -114,7 +115,10 @@ def watch(line: Line, opts: WatchOptions, *, folder: Path) -> WatchResult:
     branch), rebase onto it (dry run); reports in ``folder``.
 
     With ``opts.all``, every newer release gets a row of the history too.
+    The patches that wait in ``patches/pending.toml`` are tried after the
+    series, as the next rebase tries them.
     """
+    line = line.with_extra(pending_patches(line)) if line.pending else line
     return line.upstream.match(_Watch(line, opts, folder))
 
 
