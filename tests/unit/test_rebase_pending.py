@@ -23,7 +23,7 @@ from forkkit.patches.pending import (
     parse_pending,
     render_pending,
 )
-from forkkit.services.proof.summary import waiting_rows
+from forkkit.services.proof.summary import render_summary, summary_doc, waiting_rows
 from forkkit.services.rebase.doc import rebase_doc
 from forkkit.services.rebase.model import Options
 from forkkit.services.rebase.render import render_markdown
@@ -161,6 +161,9 @@ def test_the_reports_say_what_waits(tmp_path: Path) -> None:
     assert "1 patch(es) wait in patches/pending.toml" in str(status["summary"])
     rows = waiting_rows(Line.of(cfg))
     assert [(r.fix, r.waiting, r.counts) for r in rows] == [("f0", "toy 1.1", False)]
+    summary = render_summary(summary_doc(None, [], line=Line.of(cfg)))
+    assert "⏸ waiting: conflicts on toy 1.1" in summary
+    assert "⏸ 1 patch(es) wait in patches/pending.toml" in summary
 
 
 def test_a_bad_pending_record_is_one_line(tmp_path: Path) -> None:

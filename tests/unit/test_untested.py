@@ -192,3 +192,23 @@ def test_a_retirement_record_keeps_them_and_an_old_one_reads_as_before() -> None
     backport = dataclasses.replace(base, advisory=GHSA, upstream_pr=PR_URL)
     text = render_retired([backport])
     assert parse_retired(text) == (backport,)
+
+
+def test_red_green_of_only_untested_fixes_needs_no_test_venv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing runs, so no venv is built (an interpreter that is not there
+    would fail the first use), and the summary says nothing was proven."""
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(tmp_path / "no-python"))
+    upstream = SyntheticUpstream(tmp_path / "up")
+    upstream.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    changes = [("[Security] count", {"toy/count.py": COUNT_FIXED})]
+    cfg = make_project(tmp_path / "p", upstream, "1.0", changes, fix_ids=["sec"])
+    text = cfg.path.read_text().replace(
+        'id = "sec"\n', f'id = "sec"\nproof = "none"\nreason = "{WHY}"\n'
+    )
+    cfg.path.write_text(text)
+    assert cli.main(["--config", str(cfg.path), "red-green"]) == 0
+    out = capsys.readouterr().out
+    assert "nothing to prove: no fix here has a test" in out
+    assert "every fix proven" not in out

@@ -112,7 +112,8 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
         )
         nothing_runs = run_ahead(line, tree, fixes=line.fixes, chosen=chosen, how=how)
 
-    ahead_or_none = None if req.tests or req.parallel == "off" else ahead
+    untested = all(f.untested for f in chosen)  # nothing runs: no venv
+    ahead_or_none = None if req.tests or req.parallel == "off" or untested else ahead
     more = req.checks.hunks or req.checks.repeat > 0  # runs beyond the ahead's
 
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:

@@ -71,6 +71,7 @@ class SummaryDoc(Report):
     head_tree: str = ""
     valid: bool = False
     fixes: tuple[FixRow, ...] = ()
+    waiting: int = 0  # patches out of the series (patches/pending.toml)
 
 
 def row_of(doc: ProofDoc, fix: Fix) -> FixRow:
@@ -150,6 +151,7 @@ def summary_doc(
         head_tree=first.head_tree if first else "",
         valid=bool(rows) and all(r.valid for r in counted),
         fixes=(*(r for r in rows if not r.counts), *counted),
+        waiting=len(line.pending),
     )
 
 
@@ -175,6 +177,8 @@ def _verdict(row: FixRow, head_tree: str) -> str:
 def render_summary(doc: SummaryDoc) -> str:
     """The summary's Markdown: one row per fix, each linking its report."""
     head = "✅ every fix proven" if doc.valid else "❌ not every fix is proven"
+    if doc.valid and not any(r.counts for r in doc.fixes):
+        head = "⚪ nothing to prove: no fix here has a test"
     rows = [
         [
             f"[{r.fix}]({r.report})" if r.report else r.fix,
@@ -190,10 +194,18 @@ def render_summary(doc: SummaryDoc) -> str:
         ["fix", "title", "verdict", "FAIL_TO_PASS", "PASS_TO_PASS", "forwarded"],
         rows,
     )
+    waits = (
+        f"\n\n⏸ {doc.waiting} patch(es) wait in patches/pending.toml: they "
+        "conflict on this pin and are not part of it until resolved "
+        "('forkkit rebase --apply' onto it again)."
+        if doc.waiting
+        else ""
+    )
     return (
         f"# Red/green of every fix on {doc.upstream_label}\n\n{head} "
         f"({len(doc.fixes)} fix(es); each proven alone: red is the fork with "
         f"that fix's runtime hunks reverted, every other fix kept).\n\n{table}"
+        f"{waits}"
     )
 
 
