@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from forkkit import cli
-from forkkit.config import load_config
+from forkkit.config import ForkConfig, load_config
 from forkkit.errors import ForkkitError
 from forkkit.line import Line
 from forkkit.patches.retired import Retired, parse_retired, render_retired
@@ -126,11 +126,8 @@ def test_a_bad_declaration_is_one_line(line: Path, table: str, says: str) -> Non
         load_config(line)
 
 
-def test_a_rebase_of_only_untested_fixes_goes_on_without_a_proof(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Nothing to prove is not an error: the rebase says so, unproven."""
-    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+def _only_untested(tmp_path: Path) -> tuple[ForkConfig, SyntheticUpstream]:
+    """A toy line of one fix, ``sec``, declared without a test."""
     upstream = SyntheticUpstream(tmp_path / "up")
     upstream.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
     changes = [("[Security] count", {"toy/count.py": COUNT_FIXED})]
@@ -139,6 +136,15 @@ def test_a_rebase_of_only_untested_fixes_goes_on_without_a_proof(
         'id = "sec"\n', f'id = "sec"\nproof = "none"\nreason = "{WHY}"\n'
     )
     cfg.path.write_text(text)
+    return cfg, upstream
+
+
+def test_a_rebase_of_only_untested_fixes_goes_on_without_a_proof(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing to prove is not an error: the rebase says so, unproven."""
+    monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", toy_testenv_python())
+    cfg, upstream = _only_untested(tmp_path)
     upstream.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY, "toy/x.py": ""}))
     line = Line.of(load_config(cfg.path))
     result = rebase(line, resolve_target(line, "toy==1.1"), Options(semantic=False))
@@ -200,14 +206,7 @@ def test_red_green_of_only_untested_fixes_needs_no_test_venv(
     """Nothing runs, so no venv is built (an interpreter that is not there
     would fail the first use), and the summary says nothing was proven."""
     monkeypatch.setenv("FORKKIT_TESTENV_PYTHON", str(tmp_path / "no-python"))
-    upstream = SyntheticUpstream(tmp_path / "up")
-    upstream.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
-    changes = [("[Security] count", {"toy/count.py": COUNT_FIXED})]
-    cfg = make_project(tmp_path / "p", upstream, "1.0", changes, fix_ids=["sec"])
-    text = cfg.path.read_text().replace(
-        'id = "sec"\n', f'id = "sec"\nproof = "none"\nreason = "{WHY}"\n'
-    )
-    cfg.path.write_text(text)
+    cfg, _ = _only_untested(tmp_path)
     assert cli.main(["--config", str(cfg.path), "red-green"]) == 0
     out = capsys.readouterr().out
     assert "nothing to prove: no fix here has a test" in out

@@ -82,6 +82,11 @@ def _bench_places(
     return out, Timings(path), env
 
 
+def _untested(fixes: Sequence[Fix]) -> bool:
+    """Every fix declared without a test: nothing runs, no venv is built."""
+    return all(f.untested for f in fixes)
+
+
 def prove_line(cfg: ForkConfig, req: Request) -> Proven:
     """Every fix of ``cfg``'s line proven alone (or ``--fix``'s)."""
     line = Line.of(cfg)
@@ -112,8 +117,7 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
         )
         nothing_runs = run_ahead(line, tree, fixes=line.fixes, chosen=chosen, how=how)
 
-    untested = all(f.untested for f in chosen)  # nothing runs: no venv
-    ahead_or_none = None if req.tests or req.parallel == "off" or untested else ahead
+    packs = not (req.tests or req.parallel == "off" or _untested(chosen))
     more = req.checks.hunks or req.checks.repeat > 0  # runs beyond the ahead's
 
     def prove_one(fix: Fix, out: Path) -> RedGreenResult[SuiteRun]:
@@ -141,7 +145,7 @@ def prove_line(cfg: ForkConfig, req: Request) -> Proven:
                 line, chosen[0], line.fixes.fixes, out=out, prove_one=prove_one
             )
         return prove_fixes(
-            line, chosen, out=out, prove_one=prove_one, ahead=ahead_or_none
+            line, chosen, out=out, prove_one=prove_one, ahead=ahead if packs else None
         )
 
 
