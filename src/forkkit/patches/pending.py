@@ -42,7 +42,7 @@ class Pending:
     sha256: str  # of the patch file as it was left
     files: tuple[str, ...] = ()  # the files that conflict
     # the [upstream] fields of the pin its text applies to
-    pin: Mapping[str, str] = field(default_factory=dict)
+    pin: dict[str, str] = field(default_factory=dict)
 
 
 def render_pending(entries: Sequence[Pending]) -> str:
