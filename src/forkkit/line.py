@@ -70,6 +70,12 @@ class Line:
         """The fixes derived from the series and ``[[fix]]`` (once)."""
         return load_fixes(self.config, self.series)
 
+    @functools.cached_property
+    def carried_fixes(self) -> FixSet:
+        """The fixes of the carried series alone (:attr:`fixes` without the
+        :attr:`extra` patches)."""
+        return load_fixes(self.config, self.carried) if self.extra else self.fixes
+
     def fix(self, fix_id: str | None) -> Fix:
         """The fix ``fix_id`` names (None: the only one, or the series)."""
         return self.fixes.one(fix_id)

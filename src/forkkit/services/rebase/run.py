@@ -166,7 +166,7 @@ def _move(
         label = f"{job.line.upstream.label} (the current pin)"
         old = apply_series(repo, job.line.carried, label)
     old_head = merge.head(repo)
-    carried = Line.of(job.line.config).fixes
+    carried = job.line.carried_fixes
     focused = focused_targets(
         repo, carried, carried.whole(), head=old_head, commits=dict(old)
     )
