@@ -6,6 +6,7 @@ onto the same pin brings it back. Real git on a toy upstream."""
 
 from __future__ import annotations
 
+import subprocess
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from forkkit.config import load_config
 from forkkit.errors import ForkkitError
+from forkkit.fork.export import export_series
 from forkkit.fork.status import fork_status
 from forkkit.fork.tree import materialize
 from forkkit.line import Line
@@ -201,3 +203,47 @@ def test_pending_records_round_trip() -> None:
     )
     with pytest.raises(ForkkitError, match="is listed twice"):
         parse_pending(render_pending([rec, rec]))
+
+
+def test_a_waiting_patch_upstream_took_retires_from_its_own_pin(
+    tmp_path: Path,
+) -> None:
+    """Upstream 1.2 has the waiting fix exactly: the next rebase retires it,
+    its record says the pin it waited on, and its fix leaves fork.toml."""
+    up = SyntheticUpstream(tmp_path / "up")
+    up.publish("1.0", toy_release({"toy/count.py": COUNT_BUGGY}))
+    cfg = make_project(tmp_path / "p", up, "1.0", _changes(), fix_ids=["a", "b", "c"])
+    up.publish("1.1", toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": MOVED}))
+    line = Line.of(cfg)
+    rebase(line, resolve_target(line, "toy==1.1"), APPLY)
+    up.publish(
+        "1.2", toy_release({"toy/count.py": COUNT_BUGGY, "toy/calc.py": FIXED_CALC})
+    )
+    again = Line.of(load_config(cfg.path))
+    result = rebase(again, resolve_target(again, "toy==1.2"), APPLY)
+    (gone,) = result.retired
+    assert gone.fix == "a" and gone.retired_from == "toy 1.0", gone
+    assert result.written and not (cfg.patches_dir / PENDING_FILE).exists()
+    assert 'id = "a"' not in cfg.path.read_text()
+    assert not (cfg.patches_dir / gone.name).exists()
+
+
+def test_export_says_a_waiting_patch_waits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _project(tmp_path, _changes())
+    line = Line.of(load_config(path))
+    name = rebase(line, resolve_target(line, "toy==1.1"), APPLY).pending[0].name
+    cfg = load_config(path)
+    tree = materialize(cfg)
+    (tree.path / "toy" / "new.py").write_text("NEW = 1\n")
+    git = ["git", "-C", str(tree.path), "-c", "user.name=U", "-c", "user.email=u@x"]
+    subprocess.run([*git, "add", "toy/new.py"], check=True)
+    message = "[Misc] new\n\nForkkit-Fix: f1"
+    subprocess.run([*git, "commit", "-q", "-m", message], check=True)
+    capsys.readouterr()
+    export_series(cfg)
+    assert f"left alone: {cfg.patches_dir / name} (waits in pending.toml)" in (
+        capsys.readouterr().err
+    )
+    assert (cfg.patches_dir / name).exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 from forkkit.config import ForkConfig
 from forkkit.errors import ForkkitError
 from forkkit.fork import state as forkstate
-from forkkit.fork.seriesfiles import load_series, read_series_text
+from forkkit.fork.seriesfiles import load_series, read_pending, read_series_text
 from forkkit.fork.state import ForkTree
 from forkkit.fork.tree import (
     BASE_TAG,
@@ -27,6 +27,7 @@ from forkkit.fork.tree import (
 )
 from forkkit.output.progress import say
 from forkkit.patches.fixes import FIX_TRAILER, fix_trailer
+from forkkit.patches.pending import PENDING_FILE
 from forkkit.patches.series import (
     Series,
     parse_series_file,
@@ -186,8 +187,10 @@ def export_series(
         return ExportResult(names=(), removed=(), unknown=unknown, written=False)
     head_tree = repo.tree(head)
     names, removed = _write(cfg, repo, tree.base, head=head, old_text=old_text)
+    waits = {p.name for p in read_pending(patches_dir / PENDING_FILE)}
     for name in unknown:
-        say(f"left alone: {patches_dir / name} (not in the series)")
+        why = f"waits in {PENDING_FILE}" if name in waits else "not in the series"
+        say(f"left alone: {patches_dir / name} ({why})")
     _rebuild(repo, tree, series_file, patches_dir=patches_dir, head_tree=head_tree)
     return ExportResult(names=names, removed=removed, unknown=unknown, written=True)
 

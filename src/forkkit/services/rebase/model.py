@@ -265,7 +265,7 @@ def retired_records(
                 applied_upstream=result.taken.get(p.name, result.new_label),
                 how=p.status,
                 evidence=evidence,
-                retired_from=result.old_label,
+                retired_from=p.from_pin or result.old_label,
                 sha256=digests.get(p.name, ""),
                 fix=fix.id if fix else "",
                 forwarded=fix.forwarded if fix else "",
