@@ -157,6 +157,7 @@ def test_the_reports_say_what_waits(tmp_path: Path) -> None:
     assert "1 conflicting wait in patches/pending.toml" in text
     doc = rebase_doc(result)
     assert [p.name for p in doc.pending] == [result.patches[0].name]
+    assert doc.unproven and "Proof: **unproven**" in text  # --no-red-green
     cfg = load_config(path)
     status = fork_status(cfg, dest=None)
     assert status["pending"] == [result.patches[0].name]

@@ -231,8 +231,10 @@ class RebaseResult:
 
     @property
     def unproven(self) -> bool:
-        """Rebased, but no valid red/green shows the carried series works."""
-        return self.ok and bool(self.new_series) and self.proof_valid is not True
+        """A refreshed series (whole, or in part while conflicting patches
+        wait) that no red/green ran on: nothing shows the carried series
+        works. A failed proof is not unproven: it is ``proof-failed``."""
+        return bool(self.new_series) and self.proof_valid is None
 
 
 def _node_ids(check: SemanticCheck) -> tuple[str, ...]:

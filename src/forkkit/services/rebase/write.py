@@ -20,7 +20,7 @@ def apply_result(
     ``--apply-unproven``, when only the proof is missing); and its notes."""
     if result.proof_valid is False:
         return result, ["--apply: nothing written (the rebase is not proven)"]
-    unproven = bool(result.new_series) and result.proof_valid is not True
+    unproven = result.unproven
     if unproven and not job.opts.apply_unproven:
         why = (
             "--apply: nothing written: the result is unproven (no valid red/green "
